@@ -1,0 +1,919 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel: a hierarchical timing wheel behind a character device.
+ *
+ * Every open() of /dev/twheel is an independent wheel of 64-bit ids that a
+ * process touches with write(), arms/cancels/queries with ioctl() and whose
+ * expirations it reads as records with read()/poll()/epoll.  The algorithm
+ * lives in twheel_core.c; this file is the device: locking, memory, the
+ * clock, the hrtimer and the user ABI of uapi/linux/twheel.h.
+ *
+ * Locking rules
+ * -------------
+ * wh->lock, a mutex, protects the wheel, the index, the configuration and
+ * the counters of one fd.  It is only taken in process context: the hrtimer
+ * callback does nothing but queue wh->work, and that work runs the wheel
+ * under the lock.  Exceptions: the wait queue has its own lock, timer_fires
+ * is written only by the hrtimer callback, the per-user and global id
+ * counts are atomics, and tw_users_lock (a spinlock) protects the table of
+ * per-user entries and is never held with wh->lock.
+ *
+ * Every critical section is bounded, whatever the number of ids: write(),
+ * ARM, CANCEL, DUMP and read() work in chunks of at most TW_CHUNK entries
+ * (16..64), the expiry work moves at most TW_EXPIRE_BATCH nodes per hold,
+ * and the index is resized incrementally (a few buckets per chunk).  The
+ * lock is dropped between chunks.
+ *
+ * No user memory is touched with the lock held, with one exception that
+ * cannot sleep: read() copies events to the user with page faults disabled,
+ * so that an event leaves the queue only once it is in the user's buffer.
+ * When that copy stops short, the lock is dropped, the page is faulted in
+ * and the copy is retried; if the page cannot be faulted in, every event not
+ * copied is still queued, in order.  Ids and ARM entries are copied in
+ * before the lock is taken; results are copied out after it is dropped.
+ *
+ * Teardown: release() marks the wheel closing (so nothing re-arms the
+ * hrtimer), cancels the hrtimer, then the work, then frees every node
+ * without the lock (nothing else can reach the wheel any more).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/hrtimer.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/pagemap.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/twheel.h>
+
+#include "twheel_core.h"
+
+#define TW_CHUNK		64	/* ids per write()/CANCEL lock hold */
+#define TW_ARM_CHUNK		16	/* ARM/DUMP entries per lock hold */
+#define TW_READ_CHUNK		16	/* events per read() lock hold */
+#define TW_EXPIRE_BATCH		1024	/* nodes per expiry lock hold */
+#define TW_DUMP_BUCKETS		4096	/* index buckets per DUMP lock hold */
+#define TW_MIGRATE		4	/* index buckets moved per id */
+
+static_assert(TWHEEL_DEADLINE_MAX == KTIME_MAX);
+static_assert(TWHEEL_DEADLINE_MAX / TWHEEL_TICK_MIN_NS + 1 < TW_TICKS_MAX);
+static_assert(sizeof(struct twheel_config) == 64);
+static_assert(sizeof(struct twheel_arm) == 32);
+static_assert(sizeof(struct twheel_batch) == 40);
+static_assert(sizeof(struct twheel_query) == 32);
+static_assert(sizeof(struct twheel_stats) == 160);
+static_assert(sizeof(struct twheel_dump) == 48);
+static_assert(sizeof(struct twheel_event) == 32);
+
+static unsigned long max_user_ids;
+module_param(max_user_ids, ulong, 0644);
+MODULE_PARM_DESC(max_user_ids,
+		 "Most ids one user may hold across all its twheel fds (default: 10% of RAM at 64 B per id, at least 1048576)");
+
+static unsigned long max_ids_total;
+module_param(max_ids_total, ulong, 0644);
+MODULE_PARM_DESC(max_ids_total,
+		 "Most ids held by all twheel fds together (default: 25% of RAM at 64 B per id, at least 1048576)");
+
+static ushort dev_mode = 0666;
+module_param(dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Mode of /dev/twheel (default 0666: each fd is private and its memory is charged to the caller's memory cgroup and per-user cap)");
+
+static atomic_long_t tw_total_ids = ATOMIC_LONG_INIT(0);
+static struct kmem_cache *tw_node_cache;
+
+/* Per-user id counts, for max_user_ids. */
+struct tw_user {
+	struct hlist_node node;
+	kuid_t uid;
+	refcount_t ref;
+	atomic_long_t ids;
+};
+
+static DEFINE_HASHTABLE(tw_users, 6);
+static DEFINE_SPINLOCK(tw_users_lock);
+
+struct twheel {
+	struct mutex lock;	/* see the locking rules above */
+	struct twheel_config cfg;
+	struct tw_index idx;
+	wait_queue_head_t wq;
+	struct hrtimer timer;
+	u64 timer_at;		/* when the hrtimer or a queued work runs */
+	struct work_struct work;
+	struct tw_user *user;
+	bool closing;
+	bool wake;		/* events were queued under the lock */
+	u64 timer_fires;
+	u64 touches, arms, cancels, expirations, delivered, discarded;
+	u64 runs, hold_max;
+	struct tw_wheel w;	/* last: it holds the slot array */
+};
+
+static struct tw_user *tw_user_get(kuid_t uid)
+{
+	struct tw_user *u, *new = NULL;
+
+again:
+	spin_lock(&tw_users_lock);
+	hash_for_each_possible(tw_users, u, node, __kuid_val(uid)) {
+		if (uid_eq(u->uid, uid)) {
+			refcount_inc(&u->ref);
+			spin_unlock(&tw_users_lock);
+			kfree(new);
+			return u;
+		}
+	}
+	if (new) {
+		hash_add(tw_users, &new->node, __kuid_val(uid));
+		spin_unlock(&tw_users_lock);
+		return new;
+	}
+	spin_unlock(&tw_users_lock);
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	if (!new)
+		return NULL;
+	new->uid = uid;
+	refcount_set(&new->ref, 1);
+	atomic_long_set(&new->ids, 0);
+	goto again;
+}
+
+static void tw_user_put(struct tw_user *u)
+{
+	bool last;
+
+	spin_lock(&tw_users_lock);
+	last = refcount_dec_and_test(&u->ref);
+	if (last)
+		hash_del(&u->node);
+	spin_unlock(&tw_users_lock);
+	if (last)
+		kfree(u);
+}
+
+static u64 tw_now(const struct twheel *wh)
+{
+	return wh->cfg.clockid == CLOCK_BOOTTIME ? ktime_get_boottime_ns() :
+						    ktime_get_ns();
+}
+
+/* now + timeout, saturating at the largest deadline */
+static u64 tw_deadline(u64 now, u64 timeout)
+{
+	return timeout > KTIME_MAX - now ? KTIME_MAX : now + timeout;
+}
+
+static bool tw_has_events(struct twheel *wh)
+{
+	return READ_ONCE(wh->w.nr_ready) != 0;
+}
+
+static enum hrtimer_restart tw_timer_fn(struct hrtimer *t)
+{
+	struct twheel *wh = container_of(t, struct twheel, timer);
+
+	WRITE_ONCE(wh->timer_fires, wh->timer_fires + 1);
+	queue_work(system_highpri_wq, &wh->work);
+	return HRTIMER_NORESTART;
+}
+
+/* Program the hrtimer for the next slot that holds work, or stop it. */
+static void tw_rearm(struct twheel *wh)
+{
+	u64 tick = wh->w.tick_ns, t, at;
+
+	lockdep_assert_held(&wh->lock);
+	if (wh->closing)
+		return;
+	if (!tw_wheel_next(&wh->w, &t)) {
+		if (wh->timer_at != KTIME_MAX) {
+			hrtimer_try_to_cancel(&wh->timer);
+			wh->timer_at = KTIME_MAX;
+		}
+		return;
+	}
+	at = t > div64_u64(KTIME_MAX, tick) ? KTIME_MAX : t * tick;
+	if (at >= wh->timer_at)
+		return;
+	wh->timer_at = at;
+	hrtimer_start(&wh->timer, ns_to_ktime(at), HRTIMER_MODE_ABS);
+}
+
+/* Start or continue an incremental resize of the index; may drop the lock. */
+static void tw_maintain(struct twheel *wh, unsigned long ids)
+{
+	struct tw_index *x = &wh->idx;
+	unsigned int bits = tw_index_want_bits(x);
+
+	lockdep_assert_held(&wh->lock);
+	if (bits) {
+		struct tw_node **tab;
+
+		mutex_unlock(&wh->lock);
+		tab = kvcalloc(1UL << bits, sizeof(*tab),
+			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		mutex_lock(&wh->lock);
+		if (tab && tw_index_want_bits(x) == bits) {
+			tw_index_start_resize(x, tab, bits);
+			tab = NULL;
+		}
+		kvfree(tab);
+	}
+	if (x->old)
+		kvfree(tw_index_migrate(x, (ids + 1) * TW_MIGRATE));
+}
+
+/* Take the lock for a chunk of @ids operations; returns the time. */
+static u64 tw_lock(struct twheel *wh, unsigned long ids)
+{
+	u64 now;
+
+	mutex_lock(&wh->lock);
+	tw_maintain(wh, ids);
+	now = tw_now(wh);
+	tw_wheel_catch_up(&wh->w, now);
+	return now;
+}
+
+static void tw_unlock(struct twheel *wh)
+{
+	bool wake = wh->wake;
+
+	tw_rearm(wh);
+	wh->wake = false;
+	mutex_unlock(&wh->lock);
+	if (wake)
+		wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+static void tw_uncharge(struct twheel *wh, long n)
+{
+	atomic_long_sub(n, &wh->user->ids);
+	atomic_long_sub(n, &tw_total_ids);
+}
+
+/* A new node for @id, in the index but on no list. */
+static struct tw_node *tw_node_new(struct twheel *wh, u64 id, int *err)
+{
+	struct tw_node *n;
+
+	if (wh->idx.nr >= wh->cfg.max_ids) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	if (atomic_long_inc_return(&wh->user->ids) > READ_ONCE(max_user_ids)) {
+		atomic_long_dec(&wh->user->ids);
+		*err = -ENOSPC;
+		return NULL;
+	}
+	if (atomic_long_inc_return(&tw_total_ids) > READ_ONCE(max_ids_total)) {
+		tw_uncharge(wh, 1);
+		*err = -ENOSPC;
+		return NULL;
+	}
+	n = kmem_cache_alloc(tw_node_cache, GFP_KERNEL_ACCOUNT);
+	if (!n) {
+		tw_uncharge(wh, 1);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	n->id = id;
+	n->data = 0;
+	n->expired = 0;
+	tw_index_insert(&wh->idx, n);
+	return n;
+}
+
+static void tw_node_free(struct twheel *wh, struct tw_node *n)
+{
+	tw_index_remove(&wh->idx, n);
+	kmem_cache_free(tw_node_cache, n);
+	tw_uncharge(wh, 1);
+}
+
+/* Take a node off the wheel or the ready queue (discarding its event). */
+static void tw_detach(struct twheel *wh, struct tw_node *n)
+{
+	if (n->expired) {
+		tw_wheel_unqueue(&wh->w, n);
+		wh->discarded++;
+	} else {
+		tw_wheel_del(&wh->w, n);
+	}
+}
+
+/* Give a node on no list its deadline: queue its event if due, else arm. */
+static void tw_place(struct twheel *wh, struct tw_node *n, u64 deadline,
+		     u64 now)
+{
+	n->deadline = deadline;
+	if (deadline <= now) {
+		tw_wheel_expire(&wh->w, n, now);
+		wh->expirations++;
+		wh->wake = true;
+	} else {
+		tw_wheel_add(&wh->w, n);
+	}
+}
+
+/*
+ * Set @id's deadline (and data, unless @data is NULL), creating it if
+ * absent.  A later deadline of an armed node is only recorded: the node is
+ * re-slotted when its current slot comes due.
+ */
+static int tw_set(struct twheel *wh, u64 id, u64 deadline, const u64 *data,
+		  bool noreplace, u64 now)
+{
+	struct tw_node *n = tw_index_find(&wh->idx, id);
+	int err;
+
+	if (n && noreplace)
+		return -EEXIST;
+	if (n && !n->expired && deadline >= n->deadline && deadline > now) {
+		n->deadline = deadline;
+		if (data)
+			n->data = *data;
+		return 0;
+	}
+	if (n) {
+		tw_detach(wh, n);
+	} else {
+		n = tw_node_new(wh, id, &err);
+		if (!n)
+			return err;
+	}
+	if (data)
+		n->data = *data;
+	tw_place(wh, n, deadline, now);
+	return 0;
+}
+
+static ssize_t tw_write(struct file *file, const char __user *buf,
+			size_t count, loff_t *ppos)
+{
+	struct twheel *wh = file->private_data;
+	u64 ids[TW_CHUNK];
+	size_t done = 0;
+	int err = 0;
+
+	if (count % sizeof(u64))
+		return -EINVAL;
+	while (done < count) {
+		size_t n = min(count - done, sizeof(ids)) / sizeof(u64), i;
+		u64 now, deadline;
+
+		if (copy_from_user(ids, buf + done, n * sizeof(u64))) {
+			err = -EFAULT;
+			break;
+		}
+		now = tw_lock(wh, n);
+		deadline = tw_deadline(now, wh->cfg.timeout_ns);
+		for (i = 0; i < n; i++) {
+			err = tw_set(wh, ids[i], deadline, NULL, false, now);
+			if (err)
+				break;
+		}
+		wh->touches += i;
+		tw_unlock(wh);
+		done += i * sizeof(u64);
+		if (err)
+			break;
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
+	return done ? done : err;
+}
+
+static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
+		       loff_t *ppos)
+{
+	struct twheel *wh = file->private_data;
+	struct twheel_event ev[TW_READ_CHUNK];
+	const size_t sz = sizeof(ev[0]);
+	size_t done = 0;
+	int err;
+
+	if (count < sz)
+		return -EINVAL;
+	count -= count % sz;
+	if (!access_ok(buf, count))
+		return -EFAULT;
+	while (done < count) {
+		unsigned long n = 0, ok, i;
+		struct tw_node *node;
+		size_t left;
+
+		mutex_lock(&wh->lock);
+		if (!wh->w.nr_ready) {
+			mutex_unlock(&wh->lock);
+			if (done)
+				break;
+			if (file->f_flags & O_NONBLOCK)
+				return -EAGAIN;
+			err = wait_event_interruptible(wh->wq, tw_has_events(wh));
+			if (err)
+				return err;
+			continue;
+		}
+		list_for_each_entry(node, &wh->w.ready, ready) {
+			if (n == TW_READ_CHUNK || done + n * sz >= count)
+				break;
+			ev[n].id = node->id;
+			ev[n].data = node->data;
+			ev[n].deadline_ns = node->deadline;
+			ev[n].expired_ns = node->expired;
+			n++;
+		}
+		pagefault_disable();
+		left = __copy_to_user_inatomic(buf + done, ev, n * sz);
+		pagefault_enable();
+		ok = (n * sz - left) / sz;
+		for (i = 0; i < ok; i++) {
+			node = list_first_entry(&wh->w.ready, struct tw_node,
+						ready);
+			tw_wheel_unqueue(&wh->w, node);
+			tw_node_free(wh, node);
+		}
+		wh->delivered += ok;
+		tw_maintain(wh, ok);
+		mutex_unlock(&wh->lock);
+		done += ok * sz;
+		if (ok < n && fault_in_writeable(buf + done, sz))
+			break;
+		cond_resched();
+	}
+	return done ? done : -EFAULT;
+}
+
+static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct twheel *wh = file->private_data;
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+
+	poll_wait(file, &wh->wq, wait);
+	if (tw_has_events(wh))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+static void tw_work_fn(struct work_struct *work)
+{
+	struct twheel *wh = container_of(work, struct twheel, work);
+	bool more, wake;
+
+	do {
+		unsigned int budget = TW_EXPIRE_BATCH;
+		unsigned long before;
+		u64 t0;
+
+		mutex_lock(&wh->lock);
+		if (wh->closing) {
+			mutex_unlock(&wh->lock);
+			return;
+		}
+		t0 = ktime_get_ns();
+		wh->timer_at = KTIME_MAX;
+		wh->runs++;
+		before = wh->w.nr_ready;
+		more = tw_wheel_advance(&wh->w, tw_now(wh), &budget);
+		if (wh->w.nr_ready != before) {
+			wh->expirations += wh->w.nr_ready - before;
+			wh->wake = true;
+		}
+		if (wh->idx.old)
+			kvfree(tw_index_migrate(&wh->idx, TW_EXPIRE_BATCH));
+		if (!more)
+			tw_rearm(wh);
+		wh->hold_max = max(wh->hold_max, ktime_get_ns() - t0);
+		wake = wh->wake;
+		wh->wake = false;
+		mutex_unlock(&wh->lock);
+		if (wake)
+			wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
+		cond_resched();
+	} while (more);
+}
+
+static u64 tw_mem_bytes(const struct twheel *wh)
+{
+	const struct tw_index *x = &wh->idx;
+	u64 b = sizeof(*wh) + ((u64)sizeof(void *) << x->bits);
+
+	if (x->old)
+		b += (u64)sizeof(void *) << x->old_bits;
+	return b + (u64)x->nr * kmem_cache_size(tw_node_cache);
+}
+
+static void tw_get_stats(struct twheel *wh, struct twheel_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	mutex_lock(&wh->lock);
+	st->armed = wh->w.nr_armed;
+	st->pending = wh->w.nr_ready;
+	st->touches = wh->touches;
+	st->arms = wh->arms;
+	st->cancels = wh->cancels;
+	st->expirations = wh->expirations;
+	st->delivered = wh->delivered;
+	st->timer_fires = READ_ONCE(wh->timer_fires);
+	st->late_max_ns = wh->w.late_max;
+	st->mem_bytes = tw_mem_bytes(wh);
+	st->discarded = wh->discarded;
+	st->reslots = wh->w.reslots;
+	st->runs = wh->runs;
+	st->hold_max_ns = wh->hold_max;
+	mutex_unlock(&wh->lock);
+}
+
+static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
+{
+	struct twheel_config c;
+	int err;
+
+	err = copy_struct_from_user(&c, sizeof(c), arg, usize);
+	if (err)
+		return err;
+	if (c.tick_ns < TWHEEL_TICK_MIN_NS || c.tick_ns > TWHEEL_TICK_MAX_NS ||
+	    !c.timeout_ns || c.timeout_ns > TWHEEL_DEADLINE_MAX ||
+	    !c.max_ids || c.max_ids > TWHEEL_MAX_IDS_LIMIT ||
+	    (c.clockid != CLOCK_MONOTONIC && c.clockid != CLOCK_BOOTTIME) ||
+	    c.flags || memchr_inv(c.reserved, 0, sizeof(c.reserved)))
+		return -EINVAL;
+
+	mutex_lock(&wh->lock);
+	if ((wh->idx.nr && (c.tick_ns != wh->cfg.tick_ns ||
+			    c.clockid != wh->cfg.clockid)) ||
+	    c.max_ids < wh->idx.nr) {
+		mutex_unlock(&wh->lock);
+		return -EBUSY;
+	}
+	if (c.clockid != wh->cfg.clockid) {
+		hrtimer_cancel(&wh->timer);
+		hrtimer_init(&wh->timer, c.clockid, HRTIMER_MODE_ABS);
+		wh->timer.function = tw_timer_fn;
+		wh->timer_at = KTIME_MAX;
+	}
+	wh->cfg = c;
+	if (!wh->idx.nr)
+		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh));
+	mutex_unlock(&wh->lock);
+	return 0;
+}
+
+static int tw_batch_in(struct twheel_batch *b, void __user *arg, size_t esz)
+{
+	u64 bytes;
+
+	if (copy_from_user(b, arg, sizeof(*b)))
+		return -EFAULT;
+	if (b->flags || memchr_inv(b->reserved, 0, sizeof(b->reserved)))
+		return -EINVAL;
+	if (check_mul_overflow(b->count, (u64)esz, &bytes))
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(b->ptr), bytes))
+		return -EFAULT;
+	return 0;
+}
+
+static int tw_batch_out(struct twheel_batch __user *arg, u64 done, int err)
+{
+	if (put_user(done, &arg->done))
+		return -EFAULT;
+	return err;
+}
+
+static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
+{
+	struct twheel_arm e[TW_ARM_CHUNK];
+	struct twheel_batch b;
+	u64 done = 0;
+	int err;
+
+	err = tw_batch_in(&b, arg, sizeof(e[0]));
+	if (err)
+		return err;
+	while (done < b.count) {
+		unsigned long n = min_t(u64, b.count - done, TW_ARM_CHUNK), i;
+		u64 now;
+
+		if (copy_from_user(e, u64_to_user_ptr(b.ptr) + done * sizeof(e[0]),
+				   n * sizeof(e[0]))) {
+			err = -EFAULT;
+			break;
+		}
+		now = tw_lock(wh, n);
+		for (i = 0; i < n; i++) {
+			u64 deadline = e[i].timeout_ns;
+
+			if ((e[i].flags & ~TWHEEL_ARM_FLAGS) || e[i].reserved ||
+			    deadline > TWHEEL_DEADLINE_MAX) {
+				err = -EINVAL;
+				break;
+			}
+			if (!(e[i].flags & TWHEEL_ARM_ABSTIME))
+				deadline = tw_deadline(now, deadline ?:
+						       wh->cfg.timeout_ns);
+			err = tw_set(wh, e[i].id, deadline, &e[i].data,
+				     e[i].flags & TWHEEL_ARM_NOREPLACE, now);
+			if (err)
+				break;
+		}
+		wh->arms += i;
+		tw_unlock(wh);
+		done += i;
+		if (err)
+			break;
+		cond_resched();
+	}
+	return tw_batch_out(arg, done, err);
+}
+
+static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
+{
+	u64 ids[TW_CHUNK], pos = 0, done = 0;
+	struct twheel_batch b;
+	int err;
+
+	err = tw_batch_in(&b, arg, sizeof(ids[0]));
+	if (err)
+		return err;
+	while (pos < b.count) {
+		unsigned long n = min_t(u64, b.count - pos, TW_CHUNK), i;
+
+		if (copy_from_user(ids, u64_to_user_ptr(b.ptr) + pos * sizeof(u64),
+				   n * sizeof(u64))) {
+			err = -EFAULT;
+			break;
+		}
+		tw_lock(wh, n);
+		for (i = 0; i < n; i++) {
+			struct tw_node *node = tw_index_find(&wh->idx, ids[i]);
+
+			if (!node)
+				continue;
+			tw_detach(wh, node);
+			tw_node_free(wh, node);
+			wh->cancels++;
+			done++;
+		}
+		tw_unlock(wh);
+		pos += n;
+		cond_resched();
+	}
+	return tw_batch_out(arg, done, err);
+}
+
+static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
+{
+	struct twheel_query q;
+	struct tw_node *n;
+
+	if (copy_from_user(&q, arg, sizeof(q)))
+		return -EFAULT;
+	if (q.reserved)
+		return -EINVAL;
+	mutex_lock(&wh->lock);
+	n = tw_index_find(&wh->idx, q.id);
+	if (n) {
+		q.state = n->expired ? TWHEEL_STATE_EXPIRED : TWHEEL_STATE_ARMED;
+		q.deadline_ns = n->deadline;
+		q.data = n->data;
+	}
+	mutex_unlock(&wh->lock);
+	if (!n)
+		return -ENOENT;
+	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
+static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
+{
+	struct tw_node *nodes[TW_ARM_CHUNK];
+	struct twheel_arm out[TW_ARM_CHUNK];
+	struct twheel_dump d;
+	u64 bytes, done = 0;
+	int err = 0;
+
+	if (copy_from_user(&d, arg, sizeof(d)))
+		return -EFAULT;
+	if (memchr_inv(d.reserved, 0, sizeof(d.reserved)) || !d.count ||
+	    d.cursor > TW_CURSOR_END ||
+	    check_mul_overflow(d.count, (u64)sizeof(out[0]), &bytes))
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(d.ptr), bytes))
+		return -EFAULT;
+	while (done < d.count && d.cursor < TW_CURSOR_END) {
+		unsigned long room = min_t(u64, d.count - done, TW_ARM_CHUNK);
+		unsigned long buckets = TW_DUMP_BUCKETS, nr, i;
+		u64 cursor = d.cursor;
+
+		mutex_lock(&wh->lock);
+		nr = tw_index_dump(&wh->idx, &cursor, nodes, room, &buckets);
+		memset(out, 0, nr * sizeof(out[0]));
+		for (i = 0; i < nr; i++) {
+			out[i].id = nodes[i]->id;
+			out[i].timeout_ns = nodes[i]->deadline;
+			out[i].data = nodes[i]->data;
+			out[i].flags = TWHEEL_ARM_ABSTIME;
+		}
+		mutex_unlock(&wh->lock);
+		if (!nr && cursor < TW_CURSOR_END && buckets) {
+			/* the next cell holds two ids and there is room for one */
+			if (!done)
+				err = -EINVAL;
+			break;
+		}
+		if (copy_to_user(u64_to_user_ptr(d.ptr) + done * sizeof(out[0]),
+				 out, nr * sizeof(out[0]))) {
+			err = -EFAULT;
+			break;
+		}
+		done += nr;
+		d.cursor = cursor;
+		cond_resched();
+	}
+	d.done = done;
+	if (copy_to_user(arg, &d, sizeof(d)))
+		return -EFAULT;
+	return err;
+}
+
+static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct twheel *wh = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case TWHEEL_IOC_SET_CONFIG:
+		return tw_set_config(wh, uarg, _IOC_SIZE(cmd));
+	case TWHEEL_IOC_GET_CONFIG: {
+		struct twheel_config c;
+
+		mutex_lock(&wh->lock);
+		c = wh->cfg;
+		mutex_unlock(&wh->lock);
+		return copy_to_user(uarg, &c, sizeof(c)) ? -EFAULT : 0;
+	}
+	case TWHEEL_IOC_ARM:
+		return tw_ioc_arm(wh, uarg);
+	case TWHEEL_IOC_CANCEL:
+		return tw_ioc_cancel(wh, uarg);
+	case TWHEEL_IOC_QUERY:
+		return tw_ioc_query(wh, uarg);
+	case TWHEEL_IOC_GET_STATS: {
+		struct twheel_stats st;
+
+		tw_get_stats(wh, &st);
+		return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	case TWHEEL_IOC_DUMP:
+		return tw_ioc_dump(wh, uarg);
+	}
+	return -ENOTTY;
+}
+
+static void tw_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct twheel *wh = file->private_data;
+	struct twheel_config c;
+	struct twheel_stats st;
+
+	tw_get_stats(wh, &st);
+	mutex_lock(&wh->lock);
+	c = wh->cfg;
+	mutex_unlock(&wh->lock);
+	seq_printf(m, "tick_ns:\t%llu\ntimeout_ns:\t%llu\nclockid:\t%u\n",
+		   c.tick_ns, c.timeout_ns, c.clockid);
+	seq_printf(m, "max_ids:\t%llu\nflags:\t%u\narmed:\t%llu\npending:\t%llu\n",
+		   c.max_ids, c.flags, st.armed, st.pending);
+	seq_printf(m, "touches:\t%llu\narms:\t%llu\ncancels:\t%llu\n",
+		   st.touches, st.arms, st.cancels);
+	seq_printf(m, "expirations:\t%llu\ndelivered:\t%llu\ndiscarded:\t%llu\n",
+		   st.expirations, st.delivered, st.discarded);
+	seq_printf(m, "timer_fires:\t%llu\nlate_max_ns:\t%llu\nmem_bytes:\t%llu\n",
+		   st.timer_fires, st.late_max_ns, st.mem_bytes);
+}
+
+static int tw_open(struct inode *inode, struct file *file)
+{
+	struct twheel *wh;
+	struct tw_node **tab;
+
+	wh = kzalloc(sizeof(*wh), GFP_KERNEL_ACCOUNT);
+	tab = kvcalloc(1UL << TW_IDX_MIN_BITS, sizeof(*tab), GFP_KERNEL_ACCOUNT);
+	if (!wh || !tab)
+		goto nomem;
+	wh->user = tw_user_get(current_uid());
+	if (!wh->user)
+		goto nomem;
+	mutex_init(&wh->lock);
+	init_waitqueue_head(&wh->wq);
+	INIT_WORK(&wh->work, tw_work_fn);
+	hrtimer_init(&wh->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	wh->timer.function = tw_timer_fn;
+	wh->timer_at = KTIME_MAX;
+	wh->cfg.tick_ns = TWHEEL_DEFAULT_TICK_NS;
+	wh->cfg.timeout_ns = TWHEEL_DEFAULT_TIMEOUT_NS;
+	wh->cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
+	wh->cfg.clockid = CLOCK_MONOTONIC;
+	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh));
+	tw_index_init(&wh->idx, tab, TW_IDX_MIN_BITS);
+	file->private_data = wh;
+	return stream_open(inode, file);
+nomem:
+	kvfree(tab);
+	kfree(wh);
+	return -ENOMEM;
+}
+
+static int tw_release(struct inode *inode, struct file *file)
+{
+	struct twheel *wh = file->private_data;
+	unsigned long pos = 0, nr = 0;
+	struct tw_node *n;
+
+	mutex_lock(&wh->lock);
+	wh->closing = true;
+	mutex_unlock(&wh->lock);
+	hrtimer_cancel(&wh->timer);
+	cancel_work_sync(&wh->work);
+
+	while ((n = tw_index_pop(&wh->idx, &pos))) {
+		kmem_cache_free(tw_node_cache, n);
+		if (!(++nr % 1024))
+			cond_resched();
+	}
+	tw_uncharge(wh, nr);
+	kvfree(wh->idx.old);
+	kvfree(wh->idx.tab);
+	tw_user_put(wh->user);
+	mutex_destroy(&wh->lock);
+	kfree(wh);
+	return 0;
+}
+
+static const struct file_operations tw_fops = {
+	.owner		= THIS_MODULE,
+	.open		= tw_open,
+	.release	= tw_release,
+	.read		= tw_read,
+	.write		= tw_write,
+	.poll		= tw_poll,
+	.unlocked_ioctl	= tw_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= no_llseek,
+	.show_fdinfo	= tw_show_fdinfo,
+};
+
+static struct miscdevice tw_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "twheel",
+	.fops	= &tw_fops,
+};
+
+static int __init tw_init(void)
+{
+	unsigned long ram_ids = (totalram_pages() << PAGE_SHIFT) / 64;
+	int err;
+
+	if (!max_user_ids)
+		max_user_ids = max(ram_ids / 10, 1UL << 20);
+	if (!max_ids_total)
+		max_ids_total = max(ram_ids / 4, 1UL << 20);
+	tw_node_cache = kmem_cache_create("twheel_node", sizeof(struct tw_node),
+					  0, SLAB_ACCOUNT, NULL);
+	if (!tw_node_cache)
+		return -ENOMEM;
+	tw_misc.mode = dev_mode;
+	err = misc_register(&tw_misc);
+	if (err)
+		kmem_cache_destroy(tw_node_cache);
+	return err;
+}
+
+static void __exit tw_exit(void)
+{
+	misc_deregister(&tw_misc);
+	kmem_cache_destroy(tw_node_cache);
+}
+
+module_init(tw_init);
+module_exit(tw_exit);
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The twheel authors");
+MODULE_DESCRIPTION("Hierarchical timing wheel for millions of timeouts behind /dev/twheel");

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SHIM_LINUX_MINMAX_H
+#define _SHIM_LINUX_MINMAX_H
+#define max(a, b)	((a) > (b) ? (a) : (b))
+#define min(a, b)	((a) < (b) ? (a) : (b))
+#define max_t(t, a, b)	((t)(a) > (t)(b) ? (t)(a) : (t)(b))
+#define min_t(t, a, b)	((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#endif
