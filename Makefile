@@ -23,3 +23,13 @@ modules:
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
+	$(MAKE) -C selftests/core clean
+
+deps:
+	scripts/deps.sh
+
+lint: deps
+	scripts/lint.sh
+
+check:
+	scripts/check.sh

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The whole test run behind `make check`: installs what is missing, then
+#   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
+#   2. host: the wheel algorithm in user space under ASan/UBSan
+#   3. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
+#      kselftests, module lifecycle, slab baseline, dmesg scan
+# and ends with one line "N passed, N failed, N skipped" summing every tier.
+# Exits non-zero on any failure.
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top"
+pass=0
+fail=0
+skip=0
+
+tier() {
+	echo
+	echo "=== $* ==="
+}
+
+# Counts from a "N passed, N failed" line in a file.
+add_counts() {
+	local line
+	line=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	if [ -z "$line" ]; then
+		fail=$((fail + 1))
+		return
+	fi
+	pass=$((pass + $(echo "$line" | awk '{print $1}')))
+	fail=$((fail + $(echo "$line" | awk '{print $3}')))
+}
+
+summary() {
+	echo
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+tier "dependencies"
+if ! scripts/deps.sh; then
+	echo "dependency installation failed"
+	fail=$((fail + 1))
+	summary
+fi
+kimg=$(ls /boot/vmlinuz-6.1*-amd64 2>/dev/null | sort -V | tail -n 1)
+kver=${kimg#/boot/vmlinuz-}
+kdir=/lib/modules/$kver/build
+echo "guest kernel $kver, headers $kdir"
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+tier "lint"
+scripts/lint.sh "$kdir" | tee "$log/lint"
+add_counts "$log/lint"
+
+tier "host: wheel algorithm (user space, ASan/UBSan)"
+if make -s -C selftests/core core_test; then
+	(cd selftests/core && ./core_test) | tee "$log/core"
+	add_counts "$log/core"
+else
+	echo "not ok: selftests/core does not build"
+	fail=$((fail + 1))
+fi
+
+tier "guest: build"
+if ! make -s KDIR="$kdir" modules || ! make -s -C selftests; then
+	echo "not ok: module or selftests do not build"
+	fail=$((fail + 1))
+	summary
+fi
+
+tier "guest: QEMU ($kver, TCG)"
+out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check.XXXXXX)}
+scripts/vm.sh --kernel "$kimg" --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-1500}" \
+	-- selftests/run_guest.sh
+vm_rc=$?
+if [ -f "$out/guest-results" ]; then
+	read -r _ gp _ gf _ gs < "$out/guest-results"
+	pass=$((pass + gp))
+	fail=$((fail + gf))
+	skip=$((skip + gs))
+else
+	echo "not ok: the guest wrote no results"
+	fail=$((fail + 1))
+fi
+if [ $vm_rc -ne 0 ]; then
+	echo "not ok: the guest run failed (exit $vm_rc; see $out/console.log)"
+	fail=$((fail + 1))
+fi
+summary

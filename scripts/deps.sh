@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Install the Debian packages needed to build and test twheel, if missing.
+#
+# Usage: scripts/deps.sh [EXTRA_PACKAGE...]
+#
+# Idempotent: checks each package with dpkg-query and only runs
+# apt-get (update + install) when at least one package is missing.
+# Prints nothing when everything is already installed.
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 [EXTRA_PACKAGE...]" >&2
+	exit 2
+}
+
+for arg in "$@"; do
+	case "$arg" in
+	-h | --help) usage ;;
+	-*) echo "$0: unknown option: $arg" >&2; usage ;;
+	esac
+done
+
+packages=(
+	make
+	gcc
+	libc6-dev
+	linux-image-amd64
+	linux-headers-amd64
+	linux-source-6.1
+	qemu-system-x86
+	busybox-static
+	cpio
+	kmod
+	xz-utils
+	sparse
+	python3
+	"$@"
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+	if [[ "$status" != "install ok installed" ]]; then
+		missing+=("$pkg")
+	fi
+done
+
+if ((${#missing[@]} == 0)); then
+	exit 0
+fi
+
+sudo=()
+if [[ "$(id -u)" -ne 0 ]]; then
+	sudo=(sudo)
+fi
+
+echo "deps.sh: installing missing packages: ${missing[*]}" >&2
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers for the twheel selftests: a seeded PRNG, an id -> index
+ * hash map and a bitmap.  Header-only so the suite stays one translation
+ * unit (kselftest_harness.h defines non-static symbols).
+ */
+#ifndef TWHEEL_SELFTEST_MODEL_H
+#define TWHEEL_SELFTEST_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- PRNG: splitmix64, deterministic for a given seed ---------------- */
+
+struct rng {
+	uint64_t s;
+};
+
+static inline uint64_t rng_next(struct rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform-enough value in [lo, hi] (inclusive); hi >= lo. */
+static inline uint64_t rng_range(struct rng *r, uint64_t lo, uint64_t hi)
+{
+	uint64_t span = hi - lo + 1;
+
+	if (span == 0)		/* full 64-bit range */
+		return rng_next(r);
+	return lo + rng_next(r) % span;
+}
+
+/* true with probability pct/100 */
+static inline bool rng_pct(struct rng *r, unsigned int pct)
+{
+	return rng_next(r) % 100 < pct;
+}
+
+/* ---- id -> index map (open addressing, linear probing) --------------- */
+
+struct idmap {
+	uint64_t *keys;
+	uint32_t *vals;		/* index + 1; 0 = empty slot */
+	uint32_t mask;
+};
+
+static inline uint64_t idmap_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return k;
+}
+
+/* Room for at least n ids at a load factor <= 1/2. Returns 0 or -1. */
+static inline int idmap_init(struct idmap *m, uint32_t n)
+{
+	uint32_t cap = 16;
+
+	while (cap < 2 * n)
+		cap <<= 1;
+	m->keys = calloc(cap, sizeof(*m->keys));
+	m->vals = calloc(cap, sizeof(*m->vals));
+	m->mask = cap - 1;
+	return (m->keys && m->vals) ? 0 : -1;
+}
+
+static inline void idmap_free(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Returns the index of id, or -1. */
+static inline int64_t idmap_get(const struct idmap *m, uint64_t id)
+{
+	uint32_t i = (uint32_t)idmap_hash(id) & m->mask;
+
+	while (m->vals[i]) {
+		if (m->keys[i] == id)
+			return (int64_t)m->vals[i] - 1;
+		i = (i + 1) & m->mask;
+	}
+	return -1;
+}
+
+/* Inserts id -> idx; returns false if id is already there. */
+static inline bool idmap_put(struct idmap *m, uint64_t id, uint32_t idx)
+{
+	uint32_t i = (uint32_t)idmap_hash(id) & m->mask;
+
+	while (m->vals[i]) {
+		if (m->keys[i] == id)
+			return false;
+		i = (i + 1) & m->mask;
+	}
+	m->keys[i] = id;
+	m->vals[i] = idx + 1;
+	return true;
+}
+
+/*
+ * Fills ids[0..n) with distinct random 64-bit ids (never 0, spread over the
+ * whole range so the upper 32 bits matter) and indexes them in m.
+ */
+static inline int idmap_random_ids(struct idmap *m, struct rng *r,
+				   uint64_t *ids, uint32_t n)
+{
+	uint32_t i;
+
+	if (idmap_init(m, n))
+		return -1;
+	for (i = 0; i < n; i++) {
+		do {
+			ids[i] = rng_next(r);
+		} while (ids[i] == 0 || !idmap_put(m, ids[i], i));
+	}
+	return 0;
+}
+
+/* ---- bitmap ----------------------------------------------------------- */
+
+static inline uint64_t *bitmap_alloc(uint64_t nbits)
+{
+	return calloc((size_t)((nbits + 63) / 64), sizeof(uint64_t));
+}
+
+/* Sets bit i; returns its previous value. */
+static inline bool bitmap_test_set(uint64_t *b, uint64_t i)
+{
+	uint64_t m = 1ULL << (i & 63);
+	bool old = b[i >> 6] & m;
+
+	b[i >> 6] |= m;
+	return old;
+}
+
+static inline bool bitmap_test(const uint64_t *b, uint64_t i)
+{
+	return b[i >> 6] & (1ULL << (i & 63));
+}
+
+#endif /* TWHEEL_SELFTEST_MODEL_H */

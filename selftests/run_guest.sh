@@ -1,0 +1,116 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the QEMU guest (scripts/vm.sh), as root, from the repo root:
+# loads kmod/twheel.ko, runs the kselftests, checks the module lifecycle and
+# that the node slab returns to its baseline, unloads the module.  Writes
+# "pass N fail N skip N" to $TWHEEL_OUT/guest-results and exits non-zero on
+# any failure.
+set -u
+
+out=${TWHEEL_OUT:-/tmp}
+pass=0
+fail=0
+skip=0
+n=0
+
+ok() {
+	n=$((n + 1))
+	pass=$((pass + 1))
+	echo "ok $n $*"
+}
+
+not_ok() {
+	n=$((n + 1))
+	fail=$((fail + 1))
+	echo "not ok $n $*"
+}
+
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+finish() {
+	echo "pass $pass fail $fail skip $skip" > "$out/guest-results"
+	echo "# guest: $pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+# Active objects of the node cache (slab_nomerge keeps it separate).  SLUB
+# counts the free objects of per-cpu slabs as active: shrink flushes them.
+slab_objs() {
+	echo 1 > /sys/kernel/slab/twheel_node/shrink 2> /dev/null
+	awk '$1 == "twheel_node" { print $2; found = 1 } END { if (!found) print "none" }' /proc/slabinfo
+}
+
+module_loaded() {
+	grep -q '^twheel ' /proc/modules
+}
+
+echo "# kernel $(uname -r), $(nproc) cpus"
+check "insmod kmod/twheel.ko" insmod kmod/twheel.ko
+check "/dev/twheel is a character device" test -c /dev/twheel
+if ! module_loaded || [ ! -c /dev/twheel ]; then
+	finish
+fi
+base=$(slab_objs)
+echo "# twheel_node slab baseline: $base active objects"
+
+# rmmod must fail while an fd is open, and succeed once it is closed.
+exec 3< /dev/twheel
+if rmmod twheel 2> /dev/null; then
+	not_ok "rmmod fails while /dev/twheel is open"
+	exec 3<&-
+	insmod kmod/twheel.ko
+else
+	ok "rmmod fails while /dev/twheel is open"
+	exec 3<&-
+fi
+
+# The kselftests, TAP.
+for t in selftests/twheel_*_test; do
+	if [ ! -x "$t" ]; then
+		not_ok "$t is built"
+		continue
+	fi
+	"$t" > "$out/$(basename "$t").tap" 2>&1
+	rc=$?
+	cat "$out/$(basename "$t").tap"
+	totals=$(grep '^# Totals:' "$out/$(basename "$t").tap" | tail -n 1)
+	if [ -z "$totals" ]; then
+		not_ok "$t ran to completion (rc $rc, no totals line)"
+		continue
+	fi
+	for kv in $(echo "$totals" | sed 's/^# Totals://'); do
+		k=${kv%%:*}
+		v=${kv#*:}
+		case $k in
+		pass | xfail) pass=$((pass + v)); n=$((n + v)) ;;
+		fail | xpass | error) fail=$((fail + v)); n=$((n + v)) ;;
+		skip) skip=$((skip + v)); n=$((n + v)) ;;
+		esac
+	done
+	if [ "$rc" -ne 0 ] && ! echo "$totals" | grep -Eq 'fail:[1-9]|error:[1-9]'; then
+		not_ok "$t exit status $rc"
+	fi
+done
+
+# Every fd is closed: the node slab must be back at its baseline.
+i=0
+while [ "$(slab_objs)" != "$base" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+now=$(slab_objs)
+if [ "$now" = "$base" ]; then
+	ok "twheel_node slab back at baseline ($now)"
+else
+	not_ok "twheel_node slab back at baseline (baseline $base, now $now)"
+fi
+
+check "rmmod twheel succeeds once every fd is closed" rmmod twheel
+check "module is gone" sh -c '! grep -q "^twheel " /proc/modules'
+finish
