@@ -115,6 +115,7 @@ struct twheel {
 	struct work_struct work;
 	struct tw_user *user;
 	bool closing;
+	struct tw_node **garbage;	/* an old index table, freed unlocked */
 	bool wake;		/* events were queued under the lock */
 	u64 timer_fires;
 	u64 touches, arms, cancels, expirations, delivered, discarded;
@@ -212,6 +213,27 @@ static void tw_rearm(struct twheel *wh)
 	hrtimer_start(&wh->timer, ns_to_ktime(at), HRTIMER_MODE_ABS);
 }
 
+/* Move @buckets index buckets; keep a finished old table to free unlocked. */
+static void tw_migrate(struct twheel *wh, unsigned long buckets)
+{
+	struct tw_node **old = tw_index_migrate(&wh->idx, buckets);
+
+	if (old) {
+		kvfree(wh->garbage);	/* never more than one in practice */
+		wh->garbage = old;
+	}
+}
+
+/* Drop the lock, then free what was unlinked under it. */
+static void tw_mutex_unlock(struct twheel *wh)
+{
+	struct tw_node **garbage = wh->garbage;
+
+	wh->garbage = NULL;
+	mutex_unlock(&wh->lock);
+	kvfree(garbage);
+}
+
 /* Start or continue an incremental resize of the index; may drop the lock. */
 static void tw_maintain(struct twheel *wh, unsigned long ids)
 {
@@ -222,7 +244,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 	if (bits) {
 		struct tw_node **tab;
 
-		mutex_unlock(&wh->lock);
+		tw_mutex_unlock(wh);
 		tab = kvcalloc(1UL << bits, sizeof(*tab),
 			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		mutex_lock(&wh->lock);
@@ -233,7 +255,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		kvfree(tab);
 	}
 	if (x->old)
-		kvfree(tw_index_migrate(x, (ids + 1) * TW_MIGRATE));
+		tw_migrate(wh, (ids + 1) * TW_MIGRATE);
 }
 
 /* Take the lock for a chunk of @ids operations; returns the time. */
@@ -254,7 +276,7 @@ static void tw_unlock(struct twheel *wh)
 
 	tw_rearm(wh);
 	wh->wake = false;
-	mutex_unlock(&wh->lock);
+	tw_mutex_unlock(wh);
 	if (wake)
 		wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
 }
@@ -361,6 +383,19 @@ static int tw_set(struct twheel *wh, u64 id, u64 deadline, const u64 *data,
 	return 0;
 }
 
+/*
+ * Copy up to @n items of @size from user memory; returns how many whole
+ * items arrived (items before a fault are kept), or -EFAULT for none.
+ */
+static long tw_copy_in(void *dst, const void __user *src, unsigned long n,
+		       size_t size)
+{
+	unsigned long left = copy_from_user(dst, src, n * size);
+
+	n = (n * size - left) / size;
+	return n ? n : -EFAULT;
+}
+
 static ssize_t tw_write(struct file *file, const char __user *buf,
 			size_t count, loff_t *ppos)
 {
@@ -372,11 +407,14 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
 	if (count % sizeof(u64))
 		return -EINVAL;
 	while (done < count) {
-		size_t n = min(count - done, sizeof(ids)) / sizeof(u64), i;
+		long n = tw_copy_in(ids, buf + done,
+				    min(count - done, sizeof(ids)) / sizeof(u64),
+				    sizeof(u64));
 		u64 now, deadline;
+		long i;
 
-		if (copy_from_user(ids, buf + done, n * sizeof(u64))) {
-			err = -EFAULT;
+		if (n < 0) {
+			err = n;
 			break;
 		}
 		now = tw_lock(wh, n);
@@ -421,7 +459,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 
 		mutex_lock(&wh->lock);
 		if (!wh->w.nr_ready) {
-			mutex_unlock(&wh->lock);
+			tw_mutex_unlock(wh);
 			if (done)
 				break;
 			if (file->f_flags & O_NONBLOCK)
@@ -452,7 +490,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		}
 		wh->delivered += ok;
 		tw_maintain(wh, ok);
-		mutex_unlock(&wh->lock);
+		tw_mutex_unlock(wh);
 		done += ok * sz;
 		if (ok < n && fault_in_writeable(buf + done, sz))
 			break;
@@ -484,7 +522,7 @@ static void tw_work_fn(struct work_struct *work)
 
 		mutex_lock(&wh->lock);
 		if (wh->closing) {
-			mutex_unlock(&wh->lock);
+			tw_mutex_unlock(wh);
 			return;
 		}
 		t0 = ktime_get_ns();
@@ -497,13 +535,13 @@ static void tw_work_fn(struct work_struct *work)
 			wh->wake = true;
 		}
 		if (wh->idx.old)
-			kvfree(tw_index_migrate(&wh->idx, TW_EXPIRE_BATCH));
+			tw_migrate(wh, TW_EXPIRE_BATCH);
 		if (!more)
 			tw_rearm(wh);
 		wh->hold_max = max(wh->hold_max, ktime_get_ns() - t0);
 		wake = wh->wake;
 		wh->wake = false;
-		mutex_unlock(&wh->lock);
+		tw_mutex_unlock(wh);
 		if (wake)
 			wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
 		cond_resched();
@@ -538,7 +576,7 @@ static void tw_get_stats(struct twheel *wh, struct twheel_stats *st)
 	st->reslots = wh->w.reslots;
 	st->runs = wh->runs;
 	st->hold_max_ns = wh->hold_max;
-	mutex_unlock(&wh->lock);
+	tw_mutex_unlock(wh);
 }
 
 static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
@@ -560,7 +598,7 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	if ((wh->idx.nr && (c.tick_ns != wh->cfg.tick_ns ||
 			    c.clockid != wh->cfg.clockid)) ||
 	    c.max_ids < wh->idx.nr) {
-		mutex_unlock(&wh->lock);
+		tw_mutex_unlock(wh);
 		return -EBUSY;
 	}
 	if (c.clockid != wh->cfg.clockid) {
@@ -572,7 +610,7 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	wh->cfg = c;
 	if (!wh->idx.nr)
 		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh));
-	mutex_unlock(&wh->lock);
+	tw_mutex_unlock(wh);
 	return 0;
 }
 
@@ -609,12 +647,14 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 	if (err)
 		return err;
 	while (done < b.count) {
-		unsigned long n = min_t(u64, b.count - done, TW_ARM_CHUNK), i;
+		long n = tw_copy_in(e, u64_to_user_ptr(b.ptr) + done * sizeof(e[0]),
+				    min_t(u64, b.count - done, TW_ARM_CHUNK),
+				    sizeof(e[0]));
 		u64 now;
+		long i;
 
-		if (copy_from_user(e, u64_to_user_ptr(b.ptr) + done * sizeof(e[0]),
-				   n * sizeof(e[0]))) {
-			err = -EFAULT;
+		if (n < 0) {
+			err = n;
 			break;
 		}
 		now = tw_lock(wh, n);
@@ -654,11 +694,13 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 	if (err)
 		return err;
 	while (pos < b.count) {
-		unsigned long n = min_t(u64, b.count - pos, TW_CHUNK), i;
+		long n = tw_copy_in(ids, u64_to_user_ptr(b.ptr) + pos * sizeof(u64),
+				    min_t(u64, b.count - pos, TW_CHUNK),
+				    sizeof(u64));
+		long i;
 
-		if (copy_from_user(ids, u64_to_user_ptr(b.ptr) + pos * sizeof(u64),
-				   n * sizeof(u64))) {
-			err = -EFAULT;
+		if (n < 0) {
+			err = n;
 			break;
 		}
 		tw_lock(wh, n);
@@ -695,7 +737,7 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 		q.deadline_ns = n->deadline;
 		q.data = n->data;
 	}
-	mutex_unlock(&wh->lock);
+	tw_mutex_unlock(wh);
 	if (!n)
 		return -ENOENT;
 	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
@@ -731,7 +773,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 			out[i].data = nodes[i]->data;
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
-		mutex_unlock(&wh->lock);
+		tw_mutex_unlock(wh);
 		if (!nr && cursor < TW_CURSOR_END && buckets) {
 			/* the next cell holds two ids and there is room for one */
 			if (!done)
@@ -766,7 +808,7 @@ static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 		mutex_lock(&wh->lock);
 		c = wh->cfg;
-		mutex_unlock(&wh->lock);
+		tw_mutex_unlock(wh);
 		return copy_to_user(uarg, &c, sizeof(c)) ? -EFAULT : 0;
 	}
 	case TWHEEL_IOC_ARM:
@@ -796,10 +838,10 @@ static void tw_show_fdinfo(struct seq_file *m, struct file *file)
 	tw_get_stats(wh, &st);
 	mutex_lock(&wh->lock);
 	c = wh->cfg;
-	mutex_unlock(&wh->lock);
+	tw_mutex_unlock(wh);
 	seq_printf(m, "tick_ns:\t%llu\ntimeout_ns:\t%llu\nclockid:\t%u\n",
 		   c.tick_ns, c.timeout_ns, c.clockid);
-	seq_printf(m, "max_ids:\t%llu\nflags:\t%u\narmed:\t%llu\npending:\t%llu\n",
+	seq_printf(m, "max_ids:\t%llu\nconfig_flags:\t%u\narmed:\t%llu\npending:\t%llu\n",
 		   c.max_ids, c.flags, st.armed, st.pending);
 	seq_printf(m, "touches:\t%llu\narms:\t%llu\ncancels:\t%llu\n",
 		   st.touches, st.arms, st.cancels);
@@ -849,7 +891,7 @@ static int tw_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&wh->lock);
 	wh->closing = true;
-	mutex_unlock(&wh->lock);
+	tw_mutex_unlock(wh);
 	hrtimer_cancel(&wh->timer);
 	cancel_work_sync(&wh->work);
 

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel scale tests: one million ids on one fd, touched through write() in
+ * batches of 1024, all expiring exactly once and never early; and a
+ * heartbeat variant that re-touches every id before it expires.  The
+ * figures of interest (touch time, bytes per id, expiry-to-read time,
+ * events/s, lock hold time) are printed with TH_LOG; timing is never
+ * asserted (TCG guests are slow and noisy), only correctness.
+ *
+ * Environment: TWHEEL_SEED overrides the seed of the random-id variants.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/twheel.h>
+
+#include "kselftest_harness.h"
+#include "model.h"
+
+#define MS		((uint64_t)1000000)
+#define SEC		((uint64_t)1000000000)
+#define DEFAULT_SEED	0x7477686565ULL
+
+#define S_IDS		1000000U
+#define S_BATCH		1024U
+#define S_NB		((S_IDS + S_BATCH - 1) / S_BATCH)
+#define S_TIMEOUT	(3 * SEC)
+#define S_READ_EV	65536U
+#define S_TICK		(1 * MS)	/* the default tick */
+#define S_LATE_SANE	(30 * SEC)	/* sanity bound, not a target */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(t / SEC),
+		.tv_nsec = (long)(t % SEC),
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static uint64_t get_seed(void)
+{
+	const char *s = getenv("TWHEEL_SEED");
+
+	return (s && *s) ? strtoull(s, NULL, 0) : DEFAULT_SEED;
+}
+
+static int set_timeout(int fd, uint64_t timeout_ns)
+{
+	struct twheel_config c;
+
+	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
+		return -errno;
+	c.timeout_ns = timeout_ns;
+	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
+}
+
+static int get_stats(int fd, struct twheel_stats *st)
+{
+	return ioctl(fd, TWHEEL_IOC_GET_STATS, st) ? -errno : 0;
+}
+
+/* The twheel_node line of /proc/slabinfo, or a note why there is none. */
+static void slab_line(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/slabinfo", "r");
+	char line[512];
+
+	snprintf(out, len, "(/proc/slabinfo not readable)");
+	if (!f)
+		return;
+	snprintf(out, len, "(no twheel_node line in /proc/slabinfo)");
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "twheel_node ", 12)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(out, len, "%s", line);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+struct scale {
+	bool random;
+	uint64_t *ids;
+	struct idmap map;
+	uint64_t timeout;
+	uint64_t bt0[S_NB], bt1[S_NB];	/* clock before/after each batch */
+	/* results of the read phase */
+	uint64_t max_deadline, late_max, late_sum;
+	uint64_t t_first_read, t_last_read, reads;
+};
+
+static int64_t id_index(const struct scale *s, uint64_t id)
+{
+	if (!s->random)
+		return id < S_IDS ? (int64_t)id : -1;
+	return idmap_get(&s->map, id);
+}
+
+/* Touch every id once in batches of S_BATCH; returns the time it took. */
+static uint64_t touch_pass(struct __test_metadata *_metadata, int fd,
+			   struct scale *s)
+{
+	uint64_t t_start = now_ns();
+	uint32_t b;
+
+	for (b = 0; b < S_NB; b++) {
+		uint32_t first = b * S_BATCH;
+		uint32_t k = S_IDS - first < S_BATCH ? S_IDS - first : S_BATCH;
+		ssize_t w;
+
+		s->bt0[b] = now_ns();
+		w = write(fd, &s->ids[first], k * sizeof(uint64_t));
+		s->bt1[b] = now_ns();
+		ASSERT_EQ((ssize_t)(k * sizeof(uint64_t)), w)
+			TH_LOG("write batch %u: %s", b, w < 0 ? strerror(errno) : "short");
+	}
+	return now_ns() - t_start;
+}
+
+/*
+ * Read every event with reads of S_READ_EV records and check each: a known
+ * id, listed once, data 0, never early, its deadline within the bounds of
+ * its batch in the last touch_pass(), in deadline order up to one tick.
+ */
+static void read_all(struct __test_metadata *_metadata, int fd,
+		     struct scale *s)
+{
+	struct twheel_event *ev = calloc(S_READ_EV, sizeof(*ev));
+	uint64_t *seen = bitmap_alloc(S_IDS), count = 0;
+	struct twheel_event one;
+	int fl;
+
+	ASSERT_TRUE(ev && seen);
+	s->max_deadline = s->late_max = s->late_sum = s->reads = 0;
+	s->t_first_read = now_ns();
+	while (count < S_IDS) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+		uint64_t t, i, n;
+
+		ASSERT_EQ(1, poll(&p, 1, 10000))
+			TH_LOG("no event for 10 s with %" PRIu64 " of %u read",
+			       count, S_IDS);
+		r = read(fd, ev, S_READ_EV * sizeof(*ev));
+		t = now_ns();
+		s->reads++;
+		ASSERT_LT(0, r) TH_LOG("read: %s", strerror(errno));
+		ASSERT_EQ(0, r % (ssize_t)sizeof(*ev));
+		n = (uint64_t)r / sizeof(*ev);
+		for (i = 0; i < n; i++) {
+			const struct twheel_event *e = &ev[i];
+			int64_t idx = id_index(s, e->id);
+			uint64_t b, late;
+
+			ASSERT_LE(0, idx) TH_LOG("unknown id %#" PRIx64, (uint64_t)e->id);
+			ASSERT_FALSE(bitmap_test_set(seen, (uint64_t)idx))
+				TH_LOG("id %#" PRIx64 " expired twice", (uint64_t)e->id);
+			ASSERT_EQ(0ULL, e->data);
+			ASSERT_LE(e->deadline_ns, e->expired_ns)
+				TH_LOG("early: id %#" PRIx64, (uint64_t)e->id);
+			ASSERT_LE(e->deadline_ns, t)
+				TH_LOG("read before its deadline: id %#" PRIx64,
+				       (uint64_t)e->id);
+			b = (uint64_t)idx / S_BATCH;
+			ASSERT_LE(s->bt0[b] + s->timeout, e->deadline_ns)
+				TH_LOG("id %#" PRIx64 ": not the last touch's deadline",
+				       (uint64_t)e->id);
+			ASSERT_GE(s->bt1[b] + s->timeout, e->deadline_ns)
+				TH_LOG("id %#" PRIx64 ": not the last touch's deadline",
+				       (uint64_t)e->id);
+			ASSERT_LE(s->max_deadline, e->deadline_ns + S_TICK)
+				TH_LOG("order: deadline %" PRIu64 " read after %" PRIu64,
+				       (uint64_t)e->deadline_ns, s->max_deadline);
+			if (e->deadline_ns > s->max_deadline)
+				s->max_deadline = e->deadline_ns;
+			late = e->expired_ns - e->deadline_ns;
+			if (late > s->late_max)
+				s->late_max = late;
+			s->late_sum += late;
+		}
+		count += n;
+		s->t_last_read = t;
+	}
+	/* nothing more */
+	fl = fcntl(fd, F_GETFL);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, fl | O_NONBLOCK));
+	ASSERT_EQ(-1, read(fd, &one, sizeof(one)));
+	ASSERT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, fl));
+	free(seen);
+	free(ev);
+}
+
+static void log_read_phase(struct __test_metadata *_metadata,
+			   const struct scale *s)
+{
+	uint64_t span = s->t_last_read - s->t_first_read;
+
+	TH_LOG("read: %u events in %" PRIu64 " reads, %" PRIu64
+	       " ms from the start of reading, %.0f events/s",
+	       S_IDS, s->reads, span / MS,
+	       span ? S_IDS / (span / 1e9) : 0.0);
+	TH_LOG("last deadline to last event read: %" PRIu64
+	       " ms; lateness (expired_ns - deadline_ns): max %" PRIu64
+	       " ms, mean %" PRIu64 " us", (s->t_last_read - s->max_deadline) / MS,
+	       s->late_max / MS, s->late_sum / S_IDS / 1000);
+	ASSERT_GT(S_LATE_SANE, s->late_max) TH_LOG("absurdly late");
+}
+
+static void log_stats(struct __test_metadata *_metadata,
+		      const struct twheel_stats *st)
+{
+	TH_LOG("stats: late_max_ns %" PRIu64 " (%.1f ms), hold_max_ns %" PRIu64
+	       " (%.1f ms), timer_fires %" PRIu64 ", runs %" PRIu64
+	       ", reslots %" PRIu64 ", discarded %" PRIu64,
+	       (uint64_t)st->late_max_ns, st->late_max_ns / 1e6,
+	       (uint64_t)st->hold_max_ns, st->hold_max_ns / 1e6,
+	       (uint64_t)st->timer_fires, (uint64_t)st->runs,
+	       (uint64_t)st->reslots, (uint64_t)st->discarded);
+}
+
+#define OPEN_OR_SKIP(fd) do { \
+	(fd) = open("/dev/twheel", O_RDWR | O_CLOEXEC); \
+	if ((fd) < 0 && errno == ENOENT) \
+		SKIP(return, "/dev/twheel not present (module not loaded)"); \
+	ASSERT_LE(0, (fd)) TH_LOG("open /dev/twheel: %s", strerror(errno)); \
+} while (0)
+
+FIXTURE(scale) {
+	struct scale *s;
+};
+
+FIXTURE_VARIANT(scale) {
+	bool random;
+};
+
+/* ids 0 .. 999999 */
+FIXTURE_VARIANT_ADD(scale, seq) {
+	.random = false,
+};
+
+/* 1M distinct random 64-bit ids */
+FIXTURE_VARIANT_ADD(scale, random64) {
+	.random = true,
+};
+
+FIXTURE_SETUP(scale)
+{
+	self->s = NULL;
+}
+
+FIXTURE_TEARDOWN(scale)
+{
+	if (self->s) {
+		if (self->s->random)
+			idmap_free(&self->s->map);
+		free(self->s->ids);
+		free(self->s);
+	}
+}
+
+/* The ids of the variant, in self->s. */
+static struct scale *make_scale(struct __test_metadata *_metadata,
+				bool random)
+{
+	struct scale *s = calloc(1, sizeof(*s));
+	uint32_t i;
+
+	ASSERT_TRUE(s != NULL);
+	s->random = random;
+	s->ids = calloc(S_IDS, sizeof(*s->ids));
+	ASSERT_TRUE(s->ids != NULL);
+	if (random) {
+		struct rng r = { .s = get_seed() };
+
+		TH_LOG("random ids, seed %#" PRIx64 " (TWHEEL_SEED)", r.s);
+		ASSERT_EQ(0, idmap_random_ids(&s->map, &r, s->ids, S_IDS));
+	} else {
+		for (i = 0; i < S_IDS; i++)
+			s->ids[i] = i;
+	}
+	return s;
+}
+
+TEST_F_TIMEOUT(scale, million_ids, 300)
+{
+	struct twheel_stats st;
+	struct scale *s;
+	uint64_t t_touch;
+	char slab[512];
+	int fd;
+
+	OPEN_OR_SKIP(fd);
+	s = self->s = make_scale(_metadata, variant->random);
+	s->timeout = S_TIMEOUT;
+	ASSERT_EQ(0, set_timeout(fd, s->timeout));
+
+	t_touch = touch_pass(_metadata, fd, s);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	slab_line(slab, sizeof(slab));
+	TH_LOG("touched %u ids in %" PRIu64 " ms (%.0f ids/s, batches of %u)",
+	       S_IDS, t_touch / MS, S_IDS / (t_touch / 1e9), S_BATCH);
+	TH_LOG("mem_bytes %" PRIu64 " = %.1f bytes/id; armed %" PRIu64
+	       " pending %" PRIu64, (uint64_t)st.mem_bytes, st.mem_bytes / 1e6,
+	       (uint64_t)st.armed, (uint64_t)st.pending);
+	TH_LOG("slabinfo: %s", slab);
+	ASSERT_EQ((uint64_t)S_IDS, st.touches);
+	ASSERT_EQ((uint64_t)S_IDS, st.armed + st.pending);
+
+	/* Start reading when the last deadline is due. */
+	sleep_until(s->bt1[S_NB - 1] + s->timeout);
+	read_all(_metadata, fd, s);
+	log_read_phase(_metadata, s);
+
+	ASSERT_EQ(0, get_stats(fd, &st));
+	log_stats(_metadata, &st);
+	ASSERT_EQ(0ULL, st.armed);
+	ASSERT_EQ(0ULL, st.pending);
+	ASSERT_EQ((uint64_t)S_IDS, st.delivered);
+	ASSERT_EQ((uint64_t)S_IDS, st.expirations);
+	ASSERT_EQ(0ULL, st.discarded);
+	ASSERT_EQ((uint64_t)S_IDS, st.touches);
+	close(fd);
+}
+
+/*
+ * Heartbeat: touch all ids, then touch them all again before the first
+ * touch's deadlines: no id may expire for its first deadline, and each
+ * must expire once, for the second.  The timeout is scaled to the measured
+ * touch speed so that the second pass really comes before the first
+ * deadlines even on a slow guest.
+ */
+TEST_F_TIMEOUT(scale, heartbeat, 300)
+{
+	uint64_t *p1_0, *p1_1, t_cal, est, t1, t2, t_after;
+	struct twheel_stats st;
+	bool strict = true;
+	struct scale *s;
+	uint32_t b;
+	int fd, fd2;
+
+	OPEN_OR_SKIP(fd);
+	s = self->s = make_scale(_metadata, variant->random);
+
+	/* calibrate on another fd: 64Ki ids */
+	fd2 = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, set_timeout(fd2, 3600 * SEC));
+	t_cal = now_ns();
+	for (b = 0; b < 64; b++)
+		ASSERT_EQ((ssize_t)(S_BATCH * sizeof(uint64_t)),
+			  write(fd2, &s->ids[b * S_BATCH], S_BATCH * sizeof(uint64_t)));
+	t_cal = now_ns() - t_cal;
+	close(fd2);
+	est = t_cal * (S_IDS / (64 * S_BATCH));
+	s->timeout = 3 * est > S_TIMEOUT ? (3 * est + SEC - 1) / SEC * SEC : S_TIMEOUT;
+	TH_LOG("64Ki touches took %" PRIu64 " ms: timeout %" PRIu64 " s",
+	       t_cal / MS, s->timeout / SEC);
+	ASSERT_EQ(0, set_timeout(fd, s->timeout));
+
+	p1_0 = calloc(S_NB, sizeof(*p1_0));
+	p1_1 = calloc(S_NB, sizeof(*p1_1));
+	ASSERT_TRUE(p1_0 && p1_1);
+	t1 = touch_pass(_metadata, fd, s);
+	memcpy(p1_0, s->bt0, sizeof(s->bt0));
+	memcpy(p1_1, s->bt1, sizeof(s->bt1));
+	t2 = touch_pass(_metadata, fd, s);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	t_after = now_ns();
+	TH_LOG("touch passes: %" PRIu64 " ms, then %" PRIu64 " ms (re-touch)",
+	       t1 / MS, t2 / MS);
+
+	/* Did every re-touch land before that id's first deadline, and no
+	 * second deadline pass before the stats were read? */
+	for (b = 0; b < S_NB; b++)
+		if (s->bt1[b] >= p1_0[b] + s->timeout)
+			strict = false;
+	if (t_after >= s->bt0[0] + s->timeout)
+		strict = false;
+	ASSERT_EQ(2ULL * S_IDS, st.touches);
+	ASSERT_EQ((uint64_t)S_IDS, st.armed + st.pending);
+	if (strict) {
+		ASSERT_EQ(0ULL, st.expirations)
+			TH_LOG("an id expired although re-touched before its deadline");
+		ASSERT_EQ(0ULL, st.pending);
+		TH_LOG("strict: every re-touch came before the first deadline, none expired");
+	} else {
+		TH_LOG("guest too slow for the strict heartbeat check: %" PRIu64
+		       " first-touch events were discarded", (uint64_t)st.discarded);
+	}
+
+	sleep_until(s->bt1[S_NB - 1] + s->timeout);
+	read_all(_metadata, fd, s);
+	log_read_phase(_metadata, s);
+
+	ASSERT_EQ(0, get_stats(fd, &st));
+	log_stats(_metadata, &st);
+	ASSERT_EQ(0ULL, st.armed);
+	ASSERT_EQ(0ULL, st.pending);
+	ASSERT_EQ((uint64_t)S_IDS, st.delivered);
+	ASSERT_EQ(st.delivered + st.discarded, st.expirations);
+	if (strict)
+		ASSERT_EQ(0ULL, st.discarded);
+	free(p1_0);
+	free(p1_1);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
