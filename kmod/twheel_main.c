@@ -39,6 +39,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/hrtimer.h>
@@ -58,6 +60,13 @@
 #include <linux/twheel.h>
 
 #include "twheel_core.h"
+
+#define CREATE_TRACE_POINTS
+#include "twheel_trace.h"
+
+#ifndef TWHEEL_VERSION
+#define TWHEEL_VERSION "0.1.0"
+#endif
 
 #define TW_CHUNK		64	/* ids per write()/CANCEL lock hold */
 #define TW_ARM_CHUNK		16	/* ARM/DUMP entries per lock hold */
@@ -92,6 +101,7 @@ MODULE_PARM_DESC(dev_mode,
 		 "Mode of /dev/twheel (default 0666: each fd is private and its memory is charged to the caller's memory cgroup and per-user cap)");
 
 static atomic_long_t tw_total_ids = ATOMIC_LONG_INIT(0);
+static atomic_t tw_fds = ATOMIC_INIT(0);
 static struct kmem_cache *tw_node_cache;
 
 /* Per-user id counts, for max_user_ids. */
@@ -344,6 +354,7 @@ static void tw_place(struct twheel *wh, struct tw_node *n, u64 deadline,
 	n->deadline = deadline;
 	if (deadline <= now) {
 		tw_wheel_expire(&wh->w, n, now);
+		trace_twheel_expire(wh, n->id, deadline, now);
 		wh->expirations++;
 		wh->wake = true;
 	} else {
@@ -354,33 +365,34 @@ static void tw_place(struct twheel *wh, struct tw_node *n, u64 deadline,
 /*
  * Set @id's deadline (and data, unless @data is NULL), creating it if
  * absent.  A later deadline of an armed node is only recorded: the node is
- * re-slotted when its current slot comes due.
+ * re-slotted when its current slot comes due.  Returns the node or an
+ * ERR_PTR.
  */
-static int tw_set(struct twheel *wh, u64 id, u64 deadline, const u64 *data,
-		  bool noreplace, u64 now)
+static struct tw_node *tw_set(struct twheel *wh, u64 id, u64 deadline,
+			      const u64 *data, bool noreplace, u64 now)
 {
 	struct tw_node *n = tw_index_find(&wh->idx, id);
 	int err;
 
 	if (n && noreplace)
-		return -EEXIST;
+		return ERR_PTR(-EEXIST);
 	if (n && !n->expired && deadline >= n->deadline && deadline > now) {
 		n->deadline = deadline;
 		if (data)
 			n->data = *data;
-		return 0;
+		return n;
 	}
 	if (n) {
 		tw_detach(wh, n);
 	} else {
 		n = tw_node_new(wh, id, &err);
 		if (!n)
-			return err;
+			return ERR_PTR(err);
 	}
 	if (data)
 		n->data = *data;
 	tw_place(wh, n, deadline, now);
-	return 0;
+	return n;
 }
 
 /*
@@ -420,9 +432,14 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
 		now = tw_lock(wh, n);
 		deadline = tw_deadline(now, wh->cfg.timeout_ns);
 		for (i = 0; i < n; i++) {
-			err = tw_set(wh, ids[i], deadline, NULL, false, now);
-			if (err)
+			struct tw_node *node = tw_set(wh, ids[i], deadline,
+						      NULL, false, now);
+
+			if (IS_ERR(node)) {
+				err = PTR_ERR(node);
 				break;
+			}
+			trace_twheel_touch(wh, node->id, deadline, node->data);
 		}
 		wh->touches += i;
 		tw_unlock(wh);
@@ -510,9 +527,23 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	return mask;
 }
 
+/* Trace the last @nr events queued (the tail of the ready queue). */
+static void tw_trace_expired(struct twheel *wh, unsigned long nr)
+{
+	struct tw_node *n;
+
+	list_for_each_entry_reverse(n, &wh->w.ready, ready) {
+		if (!nr--)
+			break;
+		trace_twheel_expire(wh, n->id, n->deadline, n->expired);
+	}
+}
+
 static void tw_work_fn(struct work_struct *work)
 {
 	struct twheel *wh = container_of(work, struct twheel, work);
+	unsigned long expired;
+	u64 now, held;
 	bool more, wake;
 
 	do {
@@ -529,16 +560,23 @@ static void tw_work_fn(struct work_struct *work)
 		wh->timer_at = KTIME_MAX;
 		wh->runs++;
 		before = wh->w.nr_ready;
-		more = tw_wheel_advance(&wh->w, tw_now(wh), &budget);
-		if (wh->w.nr_ready != before) {
-			wh->expirations += wh->w.nr_ready - before;
+		now = tw_now(wh);
+		more = tw_wheel_advance(&wh->w, now, &budget);
+		expired = wh->w.nr_ready - before;
+		if (expired) {
+			wh->expirations += expired;
 			wh->wake = true;
+			if (trace_twheel_expire_enabled())
+				tw_trace_expired(wh, expired);
 		}
 		if (wh->idx.old)
 			tw_migrate(wh, TW_EXPIRE_BATCH);
 		if (!more)
 			tw_rearm(wh);
-		wh->hold_max = max(wh->hold_max, ktime_get_ns() - t0);
+		held = ktime_get_ns() - t0;
+		wh->hold_max = max(wh->hold_max, held);
+		trace_twheel_tick(wh, now, expired, TW_EXPIRE_BATCH - budget,
+				  held, more);
 		wake = wh->wake;
 		wh->wake = false;
 		tw_mutex_unlock(wh);
@@ -660,6 +698,7 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 		now = tw_lock(wh, n);
 		for (i = 0; i < n; i++) {
 			u64 deadline = e[i].timeout_ns;
+			struct tw_node *node;
 
 			if ((e[i].flags & ~TWHEEL_ARM_FLAGS) || e[i].reserved ||
 			    deadline > TWHEEL_DEADLINE_MAX) {
@@ -669,10 +708,13 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 			if (!(e[i].flags & TWHEEL_ARM_ABSTIME))
 				deadline = tw_deadline(now, deadline ?:
 						       wh->cfg.timeout_ns);
-			err = tw_set(wh, e[i].id, deadline, &e[i].data,
-				     e[i].flags & TWHEEL_ARM_NOREPLACE, now);
-			if (err)
+			node = tw_set(wh, e[i].id, deadline, &e[i].data,
+				      e[i].flags & TWHEEL_ARM_NOREPLACE, now);
+			if (IS_ERR(node)) {
+				err = PTR_ERR(node);
 				break;
+			}
+			trace_twheel_arm(wh, node->id, deadline, node->data);
 		}
 		wh->arms += i;
 		tw_unlock(wh);
@@ -709,6 +751,8 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 
 			if (!node)
 				continue;
+			trace_twheel_cancel(wh, node->id, node->deadline,
+					    node->data);
 			tw_detach(wh, node);
 			tw_node_free(wh, node);
 			wh->cancels++;
@@ -876,6 +920,7 @@ static int tw_open(struct inode *inode, struct file *file)
 	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh));
 	tw_index_init(&wh->idx, tab, TW_IDX_MIN_BITS);
 	file->private_data = wh;
+	atomic_inc(&tw_fds);
 	return stream_open(inode, file);
 nomem:
 	kvfree(tab);
@@ -906,6 +951,7 @@ static int tw_release(struct inode *inode, struct file *file)
 	tw_user_put(wh->user);
 	mutex_destroy(&wh->lock);
 	kfree(wh);
+	atomic_dec(&tw_fds);
 	return 0;
 }
 
@@ -922,11 +968,52 @@ static const struct file_operations tw_fops = {
 	.show_fdinfo	= tw_show_fdinfo,
 };
 
+/* Module-wide counters: /sys/class/misc/twheel/{ids,fds}. */
+static ssize_t ids_show(struct device *dev, struct device_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&tw_total_ids));
+}
+static DEVICE_ATTR_RO(ids);
+
+static ssize_t fds_show(struct device *dev, struct device_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&tw_fds));
+}
+static DEVICE_ATTR_RO(fds);
+
+static struct attribute *tw_attrs[] = {
+	&dev_attr_ids.attr,
+	&dev_attr_fds.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(tw);
+
 static struct miscdevice tw_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= "twheel",
 	.fops	= &tw_fops,
+	.groups	= tw_groups,
 };
+
+/* Per-user usage against the cap: /sys/kernel/debug/twheel/users. */
+static int tw_users_show(struct seq_file *m, void *v)
+{
+	struct tw_user *u;
+	int bkt;
+
+	seq_printf(m, "# uid ids max_user_ids=%lu\n", READ_ONCE(max_user_ids));
+	spin_lock(&tw_users_lock);
+	hash_for_each(tw_users, bkt, u, node)
+		seq_printf(m, "%u %ld\n", from_kuid(&init_user_ns, u->uid),
+			   atomic_long_read(&u->ids));
+	spin_unlock(&tw_users_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tw_users);
+
+static struct dentry *tw_debugfs;
 
 static int __init tw_init(void)
 {
@@ -943,13 +1030,18 @@ static int __init tw_init(void)
 		return -ENOMEM;
 	tw_misc.mode = dev_mode;
 	err = misc_register(&tw_misc);
-	if (err)
+	if (err) {
 		kmem_cache_destroy(tw_node_cache);
-	return err;
+		return err;
+	}
+	tw_debugfs = debugfs_create_dir("twheel", NULL);
+	debugfs_create_file("users", 0400, tw_debugfs, NULL, &tw_users_fops);
+	return 0;
 }
 
 static void __exit tw_exit(void)
 {
+	debugfs_remove_recursive(tw_debugfs);
 	misc_deregister(&tw_misc);
 	kmem_cache_destroy(tw_node_cache);
 }
@@ -959,3 +1051,4 @@ module_exit(tw_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("The twheel authors");
 MODULE_DESCRIPTION("Hierarchical timing wheel for millions of timeouts behind /dev/twheel");
+MODULE_VERSION(TWHEEL_VERSION);

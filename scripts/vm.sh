@@ -137,7 +137,18 @@ if [[ -z "$kver" || ! -d "/lib/modules/$kver" ]]; then
 	kver=${base#vmlinuz-}
 fi
 moddir=/lib/modules/$kver
-[[ -f "$moddir/modules.dep" ]] || die "no modules for kernel $kver ($moddir/modules.dep missing)"
+# A kernel of our own (the debug kernel: an ELF vmlinux, or a bzImage whose
+# version has no /lib/modules) has virtio-9p built in and needs no modules.
+builtin=
+if [[ ! -f "$moddir/modules.dep" ]]; then
+	if [[ "$(head -c 4 "$kernel" | od -An -c | tr -d ' ')" == '177ELF' ]] ||
+		[[ -n "$kver" && ! -d "$moddir" ]]; then
+		builtin=1
+		kver=custom-$(stat -L -c '%n %s %Y' "$kernel" | sha256sum | cut -c 1-16)
+	else
+		die "no modules for kernel $kver ($moddir/modules.dep missing)"
+	fi
+fi
 
 # ------------------------------------------------------- guest script/paths
 repo=$(pwd -P)
@@ -242,6 +253,7 @@ M_DMESG_END='===== TWHEEL DMESG END ====='
 M_DONE=TWHEEL-DONE
 
 guest_modules=(virtio_pci 9pnet_virtio 9p)
+[[ -z "$builtin" ]] || guest_modules=()
 
 init_script() {
 	cat <<'EOF'
@@ -410,6 +422,13 @@ build_initramfs() { # DEST
 	render_init >"$stage/init"
 	chmod 755 "$stage/init"
 
+	if [[ -n "$builtin" ]]; then
+		(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
+			cpio --quiet -o -H newc -R 0:0) >"$dest.tmp.$$"
+		mv -f "$dest.tmp.$$" "$dest"
+		rm -rf "$stage"
+		return
+	fi
 	mkdir -p "$stage/lib/modules/$kver"
 	while read -r f; do
 		rel=${f#"$moddir"/}
@@ -435,8 +454,11 @@ build_initramfs() { # DEST
 	rm -rf "$stage"
 }
 
-modfiles=$(module_files) || die "cannot resolve modules for ${guest_modules[*]} in $moddir"
-[[ -n "$modfiles" ]] || die "no module files found for ${guest_modules[*]}"
+modfiles=
+if [[ -z "$builtin" ]]; then
+	modfiles=$(module_files) || die "cannot resolve modules for ${guest_modules[*]} in $moddir"
+	[[ -n "$modfiles" ]] || die "no module files found for ${guest_modules[*]}"
+fi
 
 cache_key=$(
 	{

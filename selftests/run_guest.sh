@@ -50,7 +50,12 @@ module_loaded() {
 	grep -q '^twheel ' /proc/modules
 }
 
+kmemleak=/sys/kernel/debug/kmemleak
 echo "# kernel $(uname -r), $(nproc) cpus"
+if [ -w "$kmemleak" ]; then
+	echo clear > "$kmemleak"
+	echo "# kmemleak: cleared"
+fi
 check "insmod kmod/twheel.ko" insmod kmod/twheel.ko
 check "/dev/twheel is a character device" test -c /dev/twheel
 if ! module_loaded || [ ! -c /dev/twheel ]; then
@@ -98,6 +103,30 @@ for t in selftests/twheel_*_test; do
 	fi
 done
 
+# User-space suites (library, tools, examples), with the module loaded.  Each
+# prints TAP lines and ends with "# NAME: N passed, N failed".
+for t in userspace/tests/run_guest.sh userspace/examples/run_guest.sh; do
+	[ -x "$t" ] || continue
+	name=$(echo "$t" | tr / _)
+	"$t" > "$out/$name.log" 2>&1
+	rc=$?
+	cat "$out/$name.log"
+	line=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$out/$name.log" | tail -n 1)
+	if [ -z "$line" ]; then
+		not_ok "$t ran to completion (rc $rc, no summary line)"
+		continue
+	fi
+	p=${line%% passed*}
+	f=${line#*passed, }
+	f=${f%% failed*}
+	pass=$((pass + p))
+	fail=$((fail + f))
+	n=$((n + p + f))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		not_ok "$t exit status $rc"
+	fi
+done
+
 # Every fd is closed: the node slab must be back at its baseline.
 i=0
 while [ "$(slab_objs)" != "$base" ] && [ $i -lt 50 ]; do
@@ -113,4 +142,18 @@ fi
 
 check "rmmod twheel succeeds once every fd is closed" rmmod twheel
 check "module is gone" sh -c '! grep -q "^twheel " /proc/modules'
+
+# Debug kernel: scan, wait past kmemleak's minimum object age, scan again.
+if [ -w "$kmemleak" ]; then
+	echo scan > "$kmemleak"
+	sleep 6
+	echo scan > "$kmemleak"
+	cat "$kmemleak" > "$out/kmemleak.txt"
+	if [ -s "$out/kmemleak.txt" ]; then
+		not_ok "kmemleak reports no leak"
+		cat "$out/kmemleak.txt"
+	else
+		ok "kmemleak reports no leak"
+	fi
+fi
 finish

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What operators see of twheel: tracepoints under
+ * /sys/kernel/tracing/events/twheel/, module-wide counters in
+ * /sys/class/misc/twheel/{ids,fds}, per-user usage in debugfs, module
+ * parameters and version in /sys/module/twheel/.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/twheel.h>
+
+/* kselftest_harness.h (6.1) has unused parameters in its own macros */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+
+#define TRACING "/sys/kernel/tracing"
+
+static int open_wheel(void)
+{
+	return open("/dev/twheel", O_RDWR | O_CLOEXEC);
+}
+
+#define OPEN_OR_SKIP(fd) do {						\
+	fd = open_wheel();						\
+	if (fd < 0 && errno == ENOENT)					\
+		SKIP(return, "/dev/twheel not present");		\
+	ASSERT_LE(0, fd);						\
+} while (0)
+
+static long read_long(const char *path)
+{
+	char buf[64] = "";
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtol(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static char *slurp(const char *path)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	return buf;
+}
+
+static int arm_past(int fd, __u64 id, __u64 data)
+{
+	struct twheel_arm e = { .id = id, .timeout_ns = 1, .data = data,
+				.flags = TWHEEL_ARM_ABSTIME };
+	struct twheel_batch b = { .ptr = (__u64)(unsigned long)&e, .count = 1 };
+
+	return ioctl(fd, TWHEEL_IOC_ARM, &b);
+}
+
+TEST(sysfs_counters)
+{
+	int a, b, i;
+	long ids0, fds0;
+	__u64 ids[100];
+
+	OPEN_OR_SKIP(a);
+	ids0 = read_long("/sys/class/misc/twheel/ids");
+	fds0 = read_long("/sys/class/misc/twheel/fds");
+	ASSERT_LE(0, ids0);
+	ASSERT_LE(1, fds0);
+	b = open_wheel();
+	ASSERT_LE(0, b);
+	EXPECT_EQ(fds0 + 1, read_long("/sys/class/misc/twheel/fds"));
+	for (i = 0; i < 100; i++)
+		ids[i] = 5000 + i;
+	ASSERT_EQ((ssize_t)sizeof(ids), write(a, ids, sizeof(ids)));
+	ASSERT_EQ((ssize_t)(40 * sizeof(__u64)), write(b, ids, 40 * sizeof(__u64)));
+	EXPECT_EQ(ids0 + 140, read_long("/sys/class/misc/twheel/ids"));
+	close(b);
+	EXPECT_EQ(ids0 + 100, read_long("/sys/class/misc/twheel/ids"));
+	EXPECT_EQ(fds0, read_long("/sys/class/misc/twheel/fds"));
+	close(a);
+	EXPECT_EQ(ids0, read_long("/sys/class/misc/twheel/ids"));
+	EXPECT_EQ(fds0 - 1, read_long("/sys/class/misc/twheel/fds"));
+}
+
+TEST(debugfs_users)
+{
+	char line[128], want[64];
+	bool found = false;
+	__u64 ids[7] = { 1, 2, 3, 4, 5, 6, 7 };
+	FILE *f;
+	int fd;
+
+	OPEN_OR_SKIP(fd);
+	ASSERT_EQ((ssize_t)sizeof(ids), write(fd, ids, sizeof(ids)));
+	f = fopen("/sys/kernel/debug/twheel/users", "r");
+	if (!f) {
+		close(fd);
+		SKIP(return, "debugfs not mounted");
+	}
+	snprintf(want, sizeof(want), "%u ", getuid());
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, want, strlen(want))) {
+			found = true;
+			EXPECT_LE(7, atol(line + strlen(want)));
+		}
+	}
+	fclose(f);
+	EXPECT_TRUE(found);
+	close(fd);
+}
+
+TEST(module_parameters_and_version)
+{
+	struct stat st;
+	char *v;
+
+	if (stat("/sys/module/twheel", &st))
+		SKIP(return, "module not loaded");
+	EXPECT_LE(1048576, read_long("/sys/module/twheel/parameters/max_user_ids"));
+	EXPECT_LE(1048576, read_long("/sys/module/twheel/parameters/max_ids_total"));
+	v = slurp("/sys/module/twheel/version");
+	ASSERT_NE(NULL, v);
+	EXPECT_NE(0, v[0]);
+	if (v)
+		TH_LOG("version %s", v);
+	free(v);
+	/* the device's mode is the dev_mode parameter (default 0666) */
+	ASSERT_EQ(0, stat("/dev/twheel", &st));
+	EXPECT_EQ(read_long("/sys/module/twheel/parameters/dev_mode"),
+		  (long)(st.st_mode & 0777));
+}
+
+TEST(tracepoints)
+{
+	static const char *const events[] = {
+		"twheel_touch", "twheel_arm", "twheel_cancel", "twheel_expire",
+		"twheel_tick",
+	};
+	struct twheel_event ev[4];
+	struct twheel_batch b;
+	struct twheel_arm e;
+	__u64 ids[3] = { 71, 72, 73 }, gone = 72;
+	struct stat st;
+	unsigned int i;
+	char *trace;
+	int fd;
+
+	OPEN_OR_SKIP(fd);
+	if (stat(TRACING "/events", &st))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	if (stat(TRACING "/events/twheel", &st)) {
+		close(fd);
+		SKIP(return, "no tracefs events/twheel");
+	}
+	ASSERT_EQ(0, write_str(TRACING "/tracing_on", "0"));
+	ASSERT_EQ(0, write_str(TRACING "/trace", ""));
+	ASSERT_EQ(0, write_str(TRACING "/events/twheel/enable", "1"));
+	ASSERT_EQ(0, write_str(TRACING "/tracing_on", "1"));
+
+	ASSERT_EQ((ssize_t)sizeof(ids), write(fd, ids, sizeof(ids)));
+	b = (struct twheel_batch){ .ptr = (__u64)(unsigned long)&gone, .count = 1 };
+	ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_CANCEL, &b));
+	ASSERT_EQ(0, arm_past(fd, 99, 4242));
+	ASSERT_EQ((ssize_t)sizeof(ev[0]), read(fd, ev, sizeof(ev)));
+	/* a wheel expiry, so that the work runs and traces a tick */
+	e = (struct twheel_arm){ .id = 100, .timeout_ns = 2000000 };
+	b = (struct twheel_batch){ .ptr = (__u64)(unsigned long)&e, .count = 1 };
+	ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_ARM, &b));
+	ASSERT_EQ((ssize_t)sizeof(ev[0]), read(fd, ev, sizeof(ev)));
+	EXPECT_EQ(100ULL, ev[0].id);
+
+	ASSERT_EQ(0, write_str(TRACING "/tracing_on", "0"));
+	ASSERT_EQ(0, write_str(TRACING "/events/twheel/enable", "0"));
+	trace = slurp(TRACING "/trace");
+	ASSERT_NE(NULL, trace);
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		EXPECT_NE(NULL, strstr(trace, events[i])) {
+			TH_LOG("no %s in trace", events[i]);
+		}
+	}
+	EXPECT_NE(NULL, strstr(trace, "id=71 ")) TH_LOG("touch of 71 not traced");
+	EXPECT_NE(NULL, strstr(trace, "id=99 ")) TH_LOG("arm of 99 not traced");
+	EXPECT_NE(NULL, strstr(trace, "data=4242")) TH_LOG("data not traced");
+	free(trace);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
