@@ -1,18 +1,34 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make            build kmod/twheel.ko against KDIR (default: the running
-#                 kernel's headers, else Debian's newest 6.1 headers)
-# make check      install what is missing, build, run every test tier in a
-#                 QEMU guest; non-zero exit on any failure
-# make lint       checkpatch --strict, sparse C=2 and W=1 on the module
+# make              build kmod/twheel.ko against KDIR (default: the running
+#                   kernel's headers, else Debian's newest 6.1 headers)
+# make check        install what is missing, then run every test tier
+#                   (lint, host, packaging, QEMU guest); non-zero on failure
+# make lint         checkpatch --strict, sparse C=2, W=1, kernel-doc
+# make install      module into /lib/modules/<kver>/extra (INSTALL_MOD_PATH),
+#                   depmod, udev rule, modules-load.d entry, uapi header and
+#                   the user-space parts (DESTDIR, PREFIX)
+# make uninstall    the reverse
+# make dkms-install register, build and install the module with DKMS
+# make dkms-uninstall
 # make clean
 
 KVER_RUNNING := $(shell uname -r)
 KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER_RUNNING)/build) \
 	$(lastword $(sort $(wildcard /usr/src/linux-headers-6.1*-amd64))))
 PWD := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+VERSION := $(shell cat $(PWD)/kmod/VERSION)
+# The kernel release KDIR was configured for (modules_install's target).
+KREL = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_MOD_PATH ?= $(DESTDIR)
+UDEVDIR ?= /lib/udev/rules.d
+MODLOADDIR ?= /usr/lib/modules-load.d
+DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
 
-.PHONY: all modules clean lint check deps
+.PHONY: all modules clean lint check deps install uninstall \
+	dkms-install dkms-uninstall dkms-src userspace
 
 all: modules
 
@@ -20,10 +36,14 @@ modules:
 	@test -n "$(KDIR)" || { echo "no kernel headers: run scripts/deps.sh or set KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
+userspace:
+	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace; fi
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/core clean
+	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace clean; fi
 
 deps:
 	scripts/deps.sh
@@ -33,3 +53,41 @@ lint: deps
 
 check:
 	scripts/check.sh
+
+# depmod runs for a live install; a staged one (INSTALL_MOD_PATH or DESTDIR
+# set, as in a package build) leaves it to the package's postinst.
+install: modules
+	install -D -m 644 kmod/twheel.ko $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/extra/twheel.ko
+	$(if $(INSTALL_MOD_PATH),,depmod -a $(KREL))
+	install -D -m 644 kmod/dist/60-twheel.rules $(DESTDIR)$(UDEVDIR)/60-twheel.rules
+	install -D -m 644 kmod/dist/twheel.conf $(DESTDIR)$(MODLOADDIR)/twheel.conf
+	install -D -m 644 uapi/linux/twheel.h $(DESTDIR)$(PREFIX)/include/linux/twheel.h
+	@if [ -f userspace/Makefile ]; then \
+		$(MAKE) -C userspace install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR); fi
+
+uninstall:
+	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/extra/twheel.ko
+	$(if $(INSTALL_MOD_PATH),,depmod -a $(KREL))
+	rm -f $(DESTDIR)$(UDEVDIR)/60-twheel.rules $(DESTDIR)$(MODLOADDIR)/twheel.conf \
+		$(DESTDIR)$(PREFIX)/include/linux/twheel.h
+	@if [ -f userspace/Makefile ]; then \
+		$(MAKE) -C userspace uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR); fi
+
+# The module's sources as DKMS wants them: /usr/src/twheel-VERSION.
+dkms-src:
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux
+	install -m 644 Kbuild $(DKMS_SRC)/
+	install -m 644 kmod/Kbuild kmod/VERSION kmod/*.c kmod/*.h $(DKMS_SRC)/kmod/
+	install -m 644 uapi/linux/twheel.h $(DKMS_SRC)/uapi/linux/
+	printf 'KDIR ?= /lib/modules/$$(shell uname -r)/build\nmodules:\n\t$$(MAKE) -C $$(KDIR) M=$$(CURDIR) modules\nclean:\n\t$$(MAKE) -C $$(KDIR) M=$$(CURDIR) clean\n' > $(DKMS_SRC)/Makefile
+	sed 's/@VERSION@/$(VERSION)/' kmod/dist/dkms.conf.in > $(DKMS_SRC)/dkms.conf
+
+dkms-install: dkms-src
+	dkms add -m twheel -v $(VERSION)
+	dkms build -m twheel -v $(VERSION) $(if $(KVER),-k $(KVER))
+	dkms install -m twheel -v $(VERSION) $(if $(KVER),-k $(KVER))
+
+dkms-uninstall:
+	-dkms remove -m twheel -v $(VERSION) --all
+	rm -rf $(DKMS_SRC)

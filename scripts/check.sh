@@ -3,7 +3,8 @@
 # The whole test run behind `make check`: installs what is missing, then
 #   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
 #   2. host: the wheel algorithm in user space under ASan/UBSan
-#   3. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
+#   3. install paths: make install/uninstall, modinfo, DKMS
+#   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
 #      kselftests, module lifecycle, slab baseline, dmesg scan
 # and ends with one line "N passed, N failed, N skipped" summing every tier.
 # Exits non-zero on any failure.
@@ -65,6 +66,10 @@ else
 	echo "not ok: selftests/core does not build"
 	fail=$((fail + 1))
 fi
+
+tier "install paths: make install/uninstall, modinfo, DKMS"
+scripts/test-install.sh "$kdir" | tee "$log/install"
+add_counts "$log/install"
 
 tier "guest: build"
 if ! make -s KDIR="$kdir" modules || ! make -s -C selftests; then

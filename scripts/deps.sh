@@ -34,6 +34,7 @@ packages=(
 	xz-utils
 	sparse
 	python3
+	dkms
 	"$@"
 )
 

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Runs inside the QEMU guest (scripts/vm.sh), as root, from the repo root:
-# loads kmod/twheel.ko, runs the kselftests, checks the module lifecycle and
+# loads the module (argument 1, default kmod/twheel.ko), runs the kselftests, checks the module lifecycle and
 # that the node slab returns to its baseline, unloads the module.  Writes
 # "pass N fail N skip N" to $TWHEEL_OUT/guest-results and exits non-zero on
 # any failure.
 set -u
 
 out=${TWHEEL_OUT:-/tmp}
+ko=${1:-kmod/twheel.ko}
 pass=0
 fail=0
 skip=0
@@ -56,7 +57,7 @@ if [ -w "$kmemleak" ]; then
 	echo clear > "$kmemleak"
 	echo "# kmemleak: cleared"
 fi
-check "insmod kmod/twheel.ko" insmod kmod/twheel.ko
+check "insmod $ko" insmod "$ko"
 check "/dev/twheel is a character device" test -c /dev/twheel
 if ! module_loaded || [ ! -c /dev/twheel ]; then
 	finish
@@ -69,7 +70,7 @@ exec 3< /dev/twheel
 if rmmod twheel 2> /dev/null; then
 	not_ok "rmmod fails while /dev/twheel is open"
 	exec 3<&-
-	insmod kmod/twheel.ko
+	insmod "$ko"
 else
 	ok "rmmod fails while /dev/twheel is open"
 	exec 3<&-
