@@ -11,6 +11,8 @@
 # make uninstall    the reverse
 # make dkms-install register, build and install the module with DKMS
 # make dkms-uninstall
+# make demo        build everything, boot the QEMU guest and run the presence
+#                   service with 1,000,000 users (about a minute)
 # make clean
 
 KVER_RUNNING := $(shell uname -r)
@@ -28,7 +30,7 @@ MODLOADDIR ?= /usr/lib/modules-load.d
 DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
 
 .PHONY: all modules clean lint check deps install uninstall \
-	dkms-install dkms-uninstall dkms-src userspace
+	dkms-install dkms-uninstall dkms-src userspace demo
 
 all: modules
 
@@ -53,6 +55,9 @@ lint: deps
 
 check:
 	scripts/check.sh
+
+demo:
+	scripts/demo.sh
 
 # depmod runs for a live install; a staged one (INSTALL_MOD_PATH or DESTDIR
 # set, as in a package build) leaves it to the package's postinst.

@@ -72,8 +72,8 @@ scripts/test-install.sh "$kdir" | tee "$log/install"
 add_counts "$log/install"
 
 tier "guest: build"
-if ! make -s KDIR="$kdir" modules || ! make -s -C selftests; then
-	echo "not ok: module or selftests do not build"
+if ! make -s KDIR="$kdir" modules || ! make -s -C selftests || ! make -s -C userspace; then
+	echo "not ok: module, selftests or user space do not build"
 	fail=$((fail + 1))
 	summary
 fi

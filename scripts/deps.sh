@@ -35,6 +35,12 @@ packages=(
 	sparse
 	python3
 	dkms
+	libsqlite3-dev
+	sqlite3
+	pkg-config
+	groff-base
+	man-db
+	iproute2
 	"$@"
 )
 

@@ -1,0 +1,812 @@
+// SPDX-License-Identifier: MIT
+/*
+ * idle-reaper: an epoll TCP server on 127.0.0.1 that closes connections
+ * silent for --timeout seconds (seed 001), with one twheel fd for all of
+ * them.
+ *
+ * Each accepted connection gets the id (generation << 32 | fd): the fd
+ * finds the connection, the generation tells a connection from an older
+ * one that had the same fd number.  The id is touched (write()) at accept
+ * and after every read that returned data; when it expires the server
+ * closes the connection.  A peer that closes first has its id cancelled.
+ *
+ * Without --serve, a load generator (a child process) opens --conns
+ * connections; every connection pings every --interval seconds, and a
+ * --quiet-fraction of them stops at a random time.  The generator checks
+ * that every quiet connection was closed by the server no earlier than
+ * --timeout after its last ping and not much later, and that no active
+ * connection was closed; the server checks the same from its side.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "twheel.h"
+#include "common.h"
+
+#define EV_BATCH	256
+#define ID_FD(id)	((int)((id) & 0xffffffffULL))
+#define ID_GEN(id)	((uint32_t)((id) >> 32))
+
+struct opts {
+	uint64_t conns;
+	uint64_t timeout_ns;
+	uint64_t interval_ns;
+	uint64_t duration_ns;
+	uint64_t tick_ns;
+	uint64_t slack_ns;
+	uint64_t max_late_ns;
+	uint64_t seed;
+	double quiet_frac;
+	unsigned int port;
+	int serve;
+	int quiet;
+};
+
+static const char *prog = "idle-reaper";
+static volatile sig_atomic_t stop_flag;
+
+static void usage(FILE *f, int status)
+{
+	if (status) {
+		fprintf(f, "usage: %s [options]\n""Try '%s --help' for the options.\n", prog, prog);
+		exit(status);
+	}
+	fprintf(f,
+"usage: %s [options]\n"
+"An epoll TCP server on 127.0.0.1 that closes connections idle for --timeout,\n"
+"with one /dev/twheel fd for all connections.  By default a load generator\n"
+"(child process) opens --conns connections, some of which go quiet, and the\n"
+"closures are checked against the expected times.\n"
+"\n"
+"  --conns N            connections of the load generator (default 2000,\n"
+"                       lowered to what RLIMIT_NOFILE allows)\n"
+"  --timeout SEC        idle timeout (default 30)\n"
+"  --interval SEC       ping interval of active connections (default timeout/3)\n"
+"  --quiet-fraction F   connections that stop pinging (default 0.3)\n"
+"  --duration SEC       load time (default 2*timeout+5)\n"
+"  --tick-ms MS         wheel tick (default 10)\n"
+"  --slack-ms MS        lateness counted as on time beyond one tick (default 200)\n"
+"  --max-late-ms MS     lateness that fails the run (default 5000)\n"
+"  --port N             TCP port (default 0: any free port)\n"
+"  --seed N             seed of the load generator (default 1)\n"
+"  --serve              only run the server (until SIGINT/SIGTERM), no load\n"
+"  --quiet              no progress lines\n"
+"  --help               this text\n"
+"\n"
+"Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n",
+		prog);
+	exit(status);
+}
+
+static void bad_arg(const char *opt, const char *val)
+{
+	fprintf(stderr, "%s: invalid value for --%s: '%s'\n", prog, opt, val ? val : "");
+	usage(stderr, 2);
+}
+
+/* A combination of options that does not work: say why, then the usage. */
+static __attribute__((format(printf, 1, 2))) void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage(stderr, 2);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "conns", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "quiet-fraction", required_argument, NULL, 'f' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "tick-ms", required_argument, NULL, 'k' },
+		{ "slack-ms", required_argument, NULL, 'S' },
+		{ "max-late-ms", required_argument, NULL, 'L' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "seed", required_argument, NULL, 'r' },
+		{ "serve", no_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c, li;
+
+	memset(o, 0, sizeof(*o));
+	o->conns = 2000;
+	o->timeout_ns = 30 * NSEC_PER_SEC;
+	o->tick_ns = 10 * NSEC_PER_MSEC;
+	o->slack_ns = 200 * NSEC_PER_MSEC;
+	o->max_late_ns = 5000 * NSEC_PER_MSEC;
+	o->seed = 1;
+	o->quiet_frac = 0.3;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		const char *name = c == '?' ? NULL : lo[li].name;
+
+		switch (c) {
+		case 'c':
+			if (parse_u64(optarg, &o->conns) < 0 || !o->conns || o->conns > 1000000)
+				bad_arg(name, optarg);
+			break;
+		case 't':
+			if (parse_seconds_ns(optarg, &o->timeout_ns) < 0 ||
+			    o->timeout_ns < 10 * NSEC_PER_MSEC)
+				bad_arg(name, optarg);
+			break;
+		case 'i':
+			if (parse_seconds_ns(optarg, &o->interval_ns) < 0 ||
+			    o->interval_ns < NSEC_PER_MSEC)
+				bad_arg(name, optarg);
+			break;
+		case 'f':
+			if (parse_double(optarg, &o->quiet_frac) < 0 || o->quiet_frac > 1.0)
+				bad_arg(name, optarg);
+			break;
+		case 'd':
+			if (parse_seconds_ns(optarg, &o->duration_ns) < 0 || !o->duration_ns)
+				bad_arg(name, optarg);
+			break;
+		case 'k':
+			if (parse_u64(optarg, &v) < 0 || !v || v > 60000)
+				bad_arg(name, optarg);
+			o->tick_ns = v * NSEC_PER_MSEC;
+			break;
+		case 'S':
+			if (parse_u64(optarg, &v) < 0 || v > 3600000)
+				bad_arg(name, optarg);
+			o->slack_ns = v * NSEC_PER_MSEC;
+			break;
+		case 'L':
+			if (parse_u64(optarg, &v) < 0 || !v || v > 3600000)
+				bad_arg(name, optarg);
+			o->max_late_ns = v * NSEC_PER_MSEC;
+			break;
+		case 'p':
+			if (parse_u64(optarg, &v) < 0 || v > 65535)
+				bad_arg(name, optarg);
+			o->port = (unsigned int)v;
+			break;
+		case 'r':
+			if (parse_u64(optarg, &o->seed) < 0)
+				bad_arg(name, optarg);
+			break;
+		case 's':
+			o->serve = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			fprintf(stderr, "%s: unknown option or missing value: %s\n", prog,
+				argv[optind - 1]);
+			usage(stderr, 2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument: %s\n", prog, argv[optind]);
+		usage(stderr, 2);
+	}
+	if (!o->interval_ns)
+		o->interval_ns = o->timeout_ns / 3;
+	if (!o->duration_ns)
+		o->duration_ns = 2 * o->timeout_ns + 5 * NSEC_PER_SEC;
+	if (o->interval_ns * 2 > o->timeout_ns)
+		usage_error("--interval must be at most half of --timeout");
+}
+
+/* Raise the soft fd limit to the hard one; returns the new soft limit. */
+static uint64_t raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur == RLIM_INFINITY ? 1ULL << 20 : (uint64_t)rl.rlim_cur;
+}
+
+/* ------------------------------------------------------------- the server */
+
+struct conn {
+	uint64_t last_read;	/* our clock before the touch that armed the id */
+	uint32_t gen;
+	uint8_t open;
+	uint8_t dirty;		/* read data this round: touch pending */
+};
+
+struct server {
+	const struct opts *o;
+	int lfd, wfd, ep;
+	struct conn *c;
+	size_t nc;
+	uint32_t gen;
+	int *dirty;
+	size_t ndirty;
+	uint64_t t0;
+	uint64_t accepted, open, closed_idle, closed_peer, stale, early, rescued, errors;
+	uint64_t mem_max;
+	struct hist late;
+};
+
+static uint64_t conn_id(const struct server *s, int fd)
+{
+	return (uint64_t)s->c[fd].gen << 32 | (uint32_t)fd;
+}
+
+static void close_conn(struct server *s, int fd, int by_peer)
+{
+	uint64_t id = conn_id(s, fd);
+
+	if (by_peer) {
+		twheel_cancel(s->wfd, &id, 1, NULL);
+		s->closed_peer++;
+	} else {
+		s->closed_idle++;
+	}
+	s->c[fd].open = 0;
+	s->c[fd].dirty = 0;
+	s->open--;
+	close(fd);
+}
+
+/* One touch for every connection that sent data during this epoll round. */
+static void flush_touches(struct server *s)
+{
+	uint64_t ids[256];
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->ndirty; i++) {
+		int fd = s->dirty[i];
+
+		if (!s->c[fd].open || !s->c[fd].dirty)
+			continue;
+		s->c[fd].dirty = 0;
+		ids[n++] = conn_id(s, fd);
+		if (n == ARRAY_LEN(ids)) {
+			if (twheel_touch(s->wfd, ids, n) != (ssize_t)n)
+				s->errors++;
+			n = 0;
+		}
+	}
+	if (n && twheel_touch(s->wfd, ids, n) != (ssize_t)n)
+		s->errors++;
+	s->ndirty = 0;
+}
+
+static void mark_read(struct server *s, int fd, uint64_t now)
+{
+	s->c[fd].last_read = now;
+	if (!s->c[fd].dirty) {
+		if (s->ndirty == 2 * s->nc)
+			flush_touches(s);
+		s->c[fd].dirty = 1;
+		s->dirty[s->ndirty++] = fd;
+	}
+}
+
+static void on_accept(struct server *s)
+{
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event ee;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+				s->errors++;
+				fprintf(stderr, "%s: accept: %s\n", prog, strerror(errno));
+			}
+			return;
+		}
+		if ((size_t)fd >= s->nc) {
+			close(fd);
+			s->errors++;
+			continue;
+		}
+		if (++s->gen == 0)
+			s->gen = 1;
+		s->c[fd].gen = s->gen;
+		s->c[fd].open = 1;
+		s->c[fd].dirty = 0;
+		s->accepted++;
+		s->open++;
+		memset(&ee, 0, sizeof(ee));
+		ee.events = EPOLLIN | EPOLLRDHUP;
+		ee.data.u64 = (uint64_t)fd;
+		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ee) < 0)
+			die("%s: epoll_ctl: %s", prog, strerror(errno));
+		/* arm: the connection counts as active from its accept */
+		mark_read(s, fd, mono_ns());
+	}
+}
+
+/* Read what the peer sent; returns 1 if data came, 0 if none, -1 if closed. */
+static int read_conn(int fd)
+{
+	char buf[4096];
+	int got = 0;
+
+	for (;;) {
+		ssize_t r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (r > 0) {
+			got = 1;
+			continue;
+		}
+		if (r == 0)
+			return -1;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return got;
+		return -1;	/* ECONNRESET and friends */
+	}
+}
+
+static void on_conn(struct server *s, int fd)
+{
+	int r;
+
+	if ((size_t)fd >= s->nc || !s->c[fd].open)
+		return;
+	r = read_conn(fd);
+	if (r < 0)
+		close_conn(s, fd, 1);
+	else if (r > 0)
+		mark_read(s, fd, mono_ns());
+}
+
+static void on_expiry(struct server *s)
+{
+	struct twheel_event ev[EV_BATCH];
+
+	for (;;) {
+		ssize_t n = twheel_read(s->wfd, ev, EV_BATCH);
+		uint64_t now = mono_ns();
+
+		if (n == -EAGAIN || n == -EINTR)
+			return;
+		if (n < 0)
+			die("%s: read wheel: %s", prog, twheel_strerror((int)n));
+		for (ssize_t i = 0; i < n; i++) {
+			int fd = ID_FD(ev[i].id), r;
+			struct conn *c = (size_t)fd < s->nc ? &s->c[fd] : NULL;
+
+			if (!c || !c->open || c->gen != ID_GEN(ev[i].id)) {
+				s->stale++;	/* an older connection with this fd */
+				continue;
+			}
+			/* data that arrived while the event was in flight wins */
+			r = read_conn(fd);
+			if (r > 0) {
+				s->rescued++;
+				mark_read(s, fd, now);
+				continue;
+			}
+			if (r < 0) {
+				close_conn(s, fd, 1);
+				continue;
+			}
+			if (now < c->last_read + s->o->timeout_ns ||
+			    ev[i].deadline_ns < c->last_read + s->o->timeout_ns ||
+			    ev[i].expired_ns < ev[i].deadline_ns) {
+				s->early++;
+				fprintf(stderr, "%s: EARLY close of fd %d: idle %.3f s\n", prog, fd,
+					(double)(now - c->last_read) / 1e9);
+			}
+			hist_add(&s->late, now > c->last_read + s->o->timeout_ns ?
+				 now - c->last_read - s->o->timeout_ns : 0);
+			if (s->o->serve && !s->o->quiet)
+				printf("closed idle connection (fd %d) after %.3f s\n", fd,
+				       (double)(now - c->last_read) / 1e9);
+			close_conn(s, fd, 0);
+		}
+		if (n < EV_BATCH)
+			return;
+	}
+}
+
+static void server_progress(struct server *s, uint64_t now)
+{
+	struct twheel_stats st;
+	char a[32], b[32], c[32], d[32];
+
+	if (twheel_stats(s->wfd, &st) < 0)
+		return;
+	if (st.mem_bytes > s->mem_max)
+		s->mem_max = st.mem_bytes;
+	if (s->o->quiet)
+		return;
+	printf("[%6.1fs] open %s  accepted %s  closed idle %s  closed by peer %s"
+	       "  armed %" PRIu64 "  kmem %.1f KiB\n",
+	       (double)(now - s->t0) / 1e9, fmt_count(a, s->open), fmt_count(b, s->accepted),
+	       fmt_count(c, s->closed_idle), fmt_count(d, s->closed_peer),
+	       (uint64_t)st.armed, (double)st.mem_bytes / 1024.0);
+	fflush(stdout);
+}
+
+/* Serve until done_fd reports EOF (the load generator exited) or a signal. */
+static void serve(struct server *s, int done_fd)
+{
+	struct epoll_event ee, evs[256];
+	uint64_t next_prog = s->t0 + NSEC_PER_SEC;
+
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (s->ep < 0)
+		die("%s: epoll_create1: %s", prog, strerror(errno));
+	memset(&ee, 0, sizeof(ee));
+	ee.events = EPOLLIN;
+	ee.data.u64 = UINT64_MAX - 1;
+	if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->lfd, &ee) < 0)
+		die("%s: epoll_ctl: %s", prog, strerror(errno));
+	ee.data.u64 = UINT64_MAX - 2;
+	if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wfd, &ee) < 0)
+		die("%s: epoll_ctl: %s", prog, strerror(errno));
+	if (done_fd >= 0) {
+		ee.data.u64 = UINT64_MAX - 3;
+		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, done_fd, &ee) < 0)
+			die("%s: epoll_ctl: %s", prog, strerror(errno));
+	}
+	while (!stop_flag) {
+		uint64_t now = mono_ns();
+		int n, tmo = next_prog > now ? (int)((next_prog - now) / NSEC_PER_MSEC) + 1 : 0;
+		int expired = 0, done = 0;
+
+		n = epoll_wait(s->ep, evs, (int)ARRAY_LEN(evs), tmo);
+		if (n < 0 && errno != EINTR)
+			die("%s: epoll_wait: %s", prog, strerror(errno));
+		/* connections first, expirations last: a read in this round counts */
+		for (int i = 0; i < n; i++) {
+			uint64_t k = evs[i].data.u64;
+
+			if (k == UINT64_MAX - 1)
+				on_accept(s);
+			else if (k == UINT64_MAX - 2)
+				expired = 1;
+			else if (k == UINT64_MAX - 3)
+				done = 1;
+			else
+				on_conn(s, (int)k);
+		}
+		flush_touches(s);
+		if (expired) {
+			on_expiry(s);
+			flush_touches(s);
+		}
+		now = mono_ns();
+		if (now >= next_prog) {
+			server_progress(s, now);
+			while (next_prog <= now)
+				next_prog += NSEC_PER_SEC;
+		}
+		if (done)
+			break;
+	}
+	server_progress(s, mono_ns());
+}
+
+/* ------------------------------------------------------ the load generator */
+
+struct cconn {
+	int fd;
+	uint8_t quiet, closed;
+	uint64_t next_send;
+	uint64_t quiet_at;	/* quiet connections send nothing from then on */
+	uint64_t last_send;	/* our clock before the last send (or connect) */
+};
+
+/* Open connection i (blocking connect) and schedule its first ping. */
+static void open_conn(struct cconn *x, uint64_t i, int ep, const struct sockaddr_in *sa,
+		      uint64_t *rng, const struct opts *o)
+{
+	struct epoll_event ee;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	uint64_t before;
+
+	if (fd < 0)
+		die("%s: load: socket #%" PRIu64 ": %s", prog, i, strerror(errno));
+	before = mono_ns();
+	while (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0) {
+		if (errno != EINTR)
+			die("%s: load: connect #%" PRIu64 ": %s%s", prog, i, strerror(errno),
+			    errno == ENETUNREACH ?
+			    " (is the loopback interface up? ip link set lo up)" : "");
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	x->fd = fd;
+	/* the server arms the id at accept, after this */
+	x->last_send = before;
+	x->next_send = mono_ns() + (uint64_t)(rng_unit(rng) * (double)o->interval_ns);
+	memset(&ee, 0, sizeof(ee));
+	ee.events = EPOLLIN | EPOLLRDHUP;
+	ee.data.u64 = i;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee) < 0)
+		die("%s: load: epoll_ctl: %s", prog, strerror(errno));
+}
+
+static int run_load(const struct opts *o, unsigned int port)
+{
+	struct sockaddr_in sa;
+	struct cconn *cc = xcalloc(o->conns, sizeof(*cc));
+	struct epoll_event evs[256];
+	uint64_t rng = o->seed * 0x9e3779b97f4a7c15ULL + 7, grace, t0, t_end, next_scan = 0;
+	uint64_t n_quiet = 0, quiet_closed = 0, active_closed = 0, early = 0, send_err = 0;
+	uint64_t n_open = 0;
+	struct hist *late = xcalloc(1, sizeof(*late));
+	char a[32], b[32], c[32];
+	int ep, ok;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		die("%s: load: epoll_create1: %s", prog, strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/*
+	 * Connections are opened while the others already ping (opening 2000
+	 * can take seconds under emulation).  Active ones ping every interval,
+	 * staggered; quiet ones stop at a random time such that their close is
+	 * due `grace` before the end.
+	 */
+	grace = NSEC_PER_SEC + o->tick_ns + o->slack_ns;
+	t0 = mono_ns();
+	t_end = t0 + o->duration_ns;
+	for (uint64_t i = 0; i < o->conns; i++) {
+		cc[i].fd = -1;
+		cc[i].quiet = rng_unit(&rng) < o->quiet_frac;
+		n_quiet += cc[i].quiet;
+		if (cc[i].quiet)
+			cc[i].quiet_at = t0 + (uint64_t)(rng_unit(&rng) *
+				(double)(o->duration_ns - o->timeout_ns - grace));
+	}
+	if (!o->quiet)
+		printf("load: opening %s connections (%s will go quiet), pinging every %.2f s\n",
+		       fmt_count(a, o->conns), fmt_count(b, n_quiet), (double)o->interval_ns / 1e9);
+	fflush(stdout);
+
+	for (;;) {
+		uint64_t now = mono_ns();
+		int n;
+
+		if (now >= t_end && (quiet_closed == n_quiet || now >= t_end + o->max_late_ns))
+			break;
+		for (int k = 0; k < 64 && n_open < o->conns; k++) {
+			open_conn(&cc[n_open], n_open, ep, &sa, &rng, o);
+			n_open++;
+		}
+		n = epoll_wait(ep, evs, (int)ARRAY_LEN(evs), n_open < o->conns ? 0 : 10);
+		if (n < 0 && errno != EINTR)
+			die("%s: load: epoll_wait: %s", prog, strerror(errno));
+		now = mono_ns();
+		for (int k = 0; k < n; k++) {
+			struct cconn *x = &cc[evs[k].data.u64];
+			char buf[256];
+			ssize_t r = recv(x->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+			if (x->closed || (r > 0) || (r < 0 && errno == EAGAIN))
+				continue;
+			/* EOF or reset: the server closed this connection */
+			x->closed = 1;
+			epoll_ctl(ep, EPOLL_CTL_DEL, x->fd, NULL);
+			if (!x->quiet) {
+				active_closed++;
+				continue;
+			}
+			quiet_closed++;
+			if (now < x->last_send + o->timeout_ns) {
+				early++;
+				fprintf(stderr, "load: EARLY close: %.3f s after the last ping\n",
+					(double)(now - x->last_send) / 1e9);
+			}
+			hist_add(late, now > x->last_send + o->timeout_ns ?
+				 now - x->last_send - o->timeout_ns : 0);
+		}
+		if (now < next_scan)
+			continue;
+		next_scan = now + 10 * NSEC_PER_MSEC;
+		for (uint64_t i = 0; i < n_open; i++) {
+			struct cconn *x = &cc[i];
+			uint64_t before;
+
+			if (x->closed || x->next_send > now)
+				continue;
+			if (x->quiet && now >= x->quiet_at) {
+				x->next_send = UINT64_MAX;
+				continue;
+			}
+			before = mono_ns();
+			if (send(x->fd, "ping\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT) == 5) {
+				x->last_send = before;
+			} else {
+				send_err++;
+			}
+			x->next_send += o->interval_ns;
+			if (x->next_send <= now)
+				x->next_send = now + o->interval_ns;
+		}
+	}
+
+	ok = quiet_closed == n_quiet && active_closed == 0 && early == 0 &&
+	     late->max_ns <= o->max_late_ns;
+	printf("idle-reaper: verification summary (load generator)\n");
+	printf("  connections        %s: %s quiet, %s active\n", fmt_count(a, o->conns),
+	       fmt_count(b, n_quiet), fmt_count(c, o->conns - n_quiet));
+	printf("  quiet -> closed    %s of %s closed by the server, %" PRIu64 " missing  [%s]\n",
+	       fmt_count(a, quiet_closed), fmt_count(b, n_quiet), n_quiet - quiet_closed,
+	       quiet_closed == n_quiet ? "ok" : "FAIL");
+	printf("  active stay open   %" PRIu64 " active connections closed  [%s]\n",
+	       active_closed, active_closed ? "FAIL" : "ok");
+	printf("  never early        %" PRIu64 " closed before last ping + timeout  [%s]\n",
+	       early, early ? "FAIL" : "ok");
+	printf("  lateness           close seen - (last ping + timeout): max %.1f ms, p50 %.0f ms,"
+	       " p99 %.0f ms; %" PRIu64 " beyond tick + slack (%.0f ms); failing bound %.0f ms  [%s]\n",
+	       (double)late->max_ns / 1e6, hist_quantile_ms(late, 0.5), hist_quantile_ms(late, 0.99),
+	       hist_count_above(late, o->tick_ns + o->slack_ns),
+	       (double)(o->tick_ns + o->slack_ns) / 1e6, (double)o->max_late_ns / 1e6,
+	       late->max_ns <= o->max_late_ns ? "ok" : "FAIL");
+	if (send_err)
+		printf("  note               %" PRIu64 " pings could not be sent\n", send_err);
+	fflush(stdout);
+	for (uint64_t i = 0; i < n_open; i++)
+		close(cc[i].fd);
+	return ok;
+}
+
+/* ------------------------------------------------------------------- main */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct server s;
+	struct twheel_config cfg;
+	struct sockaddr_in sa;
+	socklen_t slen = sizeof(sa);
+	uint64_t limit;
+	int one = 1, pfd[2] = { -1, -1 }, status = 0, ok, load_ok;
+	pid_t child = -1;
+	char a[32];
+
+	if (argc > 0 && argv[0])
+		prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	parse_args(argc, argv, &o);
+	if (!o.serve && o.duration_ns < o.timeout_ns + 2 * NSEC_PER_SEC + o.tick_ns + o.slack_ns)
+		usage_error("--duration must be at least timeout + %.1f s",
+			    (double)(2 * NSEC_PER_SEC + o.tick_ns + o.slack_ns) / 1e9);
+
+	limit = raise_nofile();
+	if (!o.serve && o.conns + 32 > limit) {
+		fprintf(stderr, "%s: RLIMIT_NOFILE is %" PRIu64 ": using %" PRIu64
+			" connections\n", prog, limit, limit > 64 ? limit - 32 : 32);
+		o.conns = limit > 64 ? limit - 32 : 32;
+	}
+
+	memset(&s, 0, sizeof(s));
+	s.o = &o;
+	s.nc = (size_t)(limit < (1 << 20) ? limit : (1 << 20));
+	s.c = xcalloc(s.nc, sizeof(*s.c));
+	s.dirty = xcalloc(2 * s.nc, sizeof(*s.dirty));
+	s.late.n = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.tick_ns = o.tick_ns;
+	cfg.timeout_ns = o.timeout_ns;
+	cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
+	cfg.clockid = CLOCK_MONOTONIC;
+	s.wfd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
+	if (s.wfd < 0)
+		die("%s: cannot open /dev/twheel: %s%s", prog, twheel_strerror(s.wfd),
+		    s.wfd == -ENOENT ? " (is the twheel module loaded?)" : "");
+
+	s.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s.lfd < 0)
+		die("%s: socket: %s", prog, strerror(errno));
+	setsockopt(s.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)o.port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(s.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s.lfd, 4096) < 0 ||
+	    getsockname(s.lfd, (struct sockaddr *)&sa, &slen) < 0)
+		die("%s: cannot listen on 127.0.0.1:%u: %s", prog, o.port, strerror(errno));
+	printf("idle-reaper: listening on 127.0.0.1:%u, closing connections idle for %.1f s"
+	       " (tick %.0f ms)\n", ntohs(sa.sin_port), (double)o.timeout_ns / 1e9,
+	       (double)o.tick_ns / 1e6);
+	fflush(stdout);
+
+	signal(SIGPIPE, SIG_IGN);
+	if (o.serve) {
+		struct sigaction act;
+
+		memset(&act, 0, sizeof(act));
+		act.sa_handler = on_signal;
+		sigaction(SIGINT, &act, NULL);
+		sigaction(SIGTERM, &act, NULL);
+		s.t0 = mono_ns();
+		serve(&s, -1);
+		printf("idle-reaper: accepted %" PRIu64 ", closed %" PRIu64 " idle, %" PRIu64
+		       " by the peer\n", s.accepted, s.closed_idle, s.closed_peer);
+		return 0;
+	}
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		die("%s: pipe: %s", prog, strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("%s: fork: %s", prog, strerror(errno));
+	if (child == 0) {
+		close(pfd[0]);
+		close(s.lfd);
+		close(s.wfd);
+		_exit(run_load(&o, ntohs(sa.sin_port)) ? 0 : 1);
+	}
+	close(pfd[1]);
+	s.t0 = mono_ns();
+	serve(&s, pfd[0]);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	load_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+
+	{
+		struct twheel_stats st;
+		int ok_early = s.early == 0, ok_late = s.late.max_ns <= o.max_late_ns;
+		int ok_misc = s.stale == 0 && s.errors == 0;
+
+		memset(&st, 0, sizeof(st));
+		twheel_stats(s.wfd, &st);
+		ok = load_ok && ok_early && ok_late && ok_misc;
+		printf("idle-reaper: verification summary (server)\n");
+		printf("  server             accepted %s, closed %" PRIu64 " idle, %" PRIu64
+		       " closed by the peer, %" PRIu64 " saved by late data, %" PRIu64
+		       " stale events, %" PRIu64 " errors  [%s]\n",
+		       fmt_count(a, s.accepted), s.closed_idle, s.closed_peer, s.rescued,
+		       s.stale, s.errors, ok_misc ? "ok" : "FAIL");
+		printf("  never early        %" PRIu64 " closed before last read + timeout  [%s]\n",
+		       s.early, ok_early ? "ok" : "FAIL");
+		printf("  lateness (server)  close - (last read + timeout): max %.1f ms, p99 %.0f ms;"
+		       " kernel late_max %.1f ms  [%s]\n",
+		       (double)s.late.max_ns / 1e6, hist_quantile_ms(&s.late, 0.99),
+		       (double)st.late_max_ns / 1e6, ok_late ? "ok" : "FAIL");
+		printf("  wheel              %" PRIu64 " touches, %" PRIu64 " expirations, %" PRIu64
+		       " cancels, %" PRIu64 " timer fires, peak %.1f KiB\n",
+		       (uint64_t)st.touches, (uint64_t)st.expirations, (uint64_t)st.cancels,
+		       (uint64_t)st.timer_fires, (double)s.mem_max / 1024.0);
+		printf("idle-reaper: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
+	}
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,972 @@
+// SPDX-License-Identifier: MIT
+/*
+ * orders: unpaid orders are cancelled at their pay-by deadline (seed 003),
+ * with SQLite as the system of record and twheel as the timer (seed 004's
+ * "wheel + database").
+ *
+ *  - an order is created in a transaction (state 'unpaid', deadline on
+ *    CLOCK_REALTIME), then armed on the wheel: ABSTIME deadline converted to
+ *    the wheel's clock, data = order id;
+ *  - an expiry cancels the order in a transaction, only if it is still
+ *    unpaid and its deadline has passed;
+ *  - a payment marks the order paid in a transaction, only if it is still
+ *    unpaid and before its deadline, then cancels the timer;
+ *  - at start every unpaid order is re-armed from the database (recovery):
+ *    the wheel is only a cache of the database, so a crash anywhere (even
+ *    between a commit and the matching wheel call) loses nothing.
+ *
+ * Every settlement also appends a row to the `events` table in the same
+ * transaction; `orders check` verifies from those rows that every order
+ * was paid or cancelled exactly once, never cancelled before its deadline
+ * and never paid after it.  `orders torture` SIGKILLs the service at random
+ * times, restarts it, drains and checks.
+ *
+ * Simulated customers: at creation each order gets, with --pay-fraction,
+ * a time at which its customer tries to pay (table sim_payments); those
+ * attempts are timers too, on a second wheel fd.  Some come after the
+ * deadline and are refused.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <sqlite3.h>
+
+#include "twheel.h"
+#include "common.h"
+
+#define EV_BATCH	256
+
+struct opts {
+	const char *cmd;
+	const char *db;
+	uint64_t window_ns;	/* deadline = created + window * U(0.5, 1) */
+	double pay_fraction;
+	double rate;		/* new orders per second */
+	uint64_t duration_ns;	/* 0: forever (run) */
+	uint64_t tick_ns;
+	uint64_t kills;
+	uint64_t kill_min_ns, kill_max_ns;
+	uint64_t seed;
+	double chaos;		/* probability of a self-SIGKILL at each crash point */
+	uint64_t order_id;	/* pay */
+	int drain;
+	int quiet;
+};
+
+static const char *prog = "orders";
+
+static void usage(FILE *f, int status)
+{
+	if (status) {
+		fprintf(f, "usage: %s COMMAND --db FILE [options]\n""Try '%s --help' for the options.\n", prog, prog);
+		exit(status);
+	}
+	fprintf(f,
+"usage: %s COMMAND --db FILE [options]\n"
+"Unpaid orders are cancelled at their pay-by deadline; SQLite is the system\n"
+"of record, /dev/twheel the timer (re-armed from the database at start).\n"
+"\n"
+"commands:\n"
+"  run        the order service: creates orders (simulated shop), takes\n"
+"             simulated payments, cancels expired orders\n"
+"  pay ID     pay order ID now (refused if cancelled or past its deadline)\n"
+"  status     counts per state\n"
+"  check      verify the database: exactly one settlement per order, no\n"
+"             order left unpaid past its deadline, none cancelled early\n"
+"  torture    run the service, SIGKILL it at random times --kills times,\n"
+"             restart it, drain, then check\n"
+"\n"
+"options:\n"
+"  --db FILE           the database (created if missing)\n"
+"  --window SEC        pay-by window; deadlines in [window/2, window]\n"
+"                      (default 86400)\n"
+"  --rate N            new orders per second (run; default 20)\n"
+"  --pay-fraction F    customers who try to pay, at a random time up to\n"
+"                      1.2 * window (default 0.6)\n"
+"  --duration SEC      run: stop after SEC (default: forever)\n"
+"  --drain             run: create nothing, exit once no order is unpaid\n"
+"  --tick-ms MS        wheel tick (default 10)\n"
+"  --kills N           torture: SIGKILLs (default 8)\n"
+"  --kill-after A,B    torture: kill after a random time in [A, B] seconds\n"
+"                      (default 0.2,1.5)\n"
+"  --chaos P           also SIGKILL itself with probability P at each crash\n"
+"                      point (after a commit, before the wheel call, ...)\n"
+"  --seed N            seed of the simulation (default: from the clock)\n"
+"  --quiet             no progress lines\n"
+"  --help              this text\n"
+"\n"
+"Exit status: 0 success (check/torture: verified), 1 failure, 2 usage error.\n",
+		prog);
+	exit(status);
+}
+
+static void bad_arg(const char *opt, const char *val)
+{
+	fprintf(stderr, "%s: invalid value for --%s: '%s'\n", prog, opt, val ? val : "");
+	usage(stderr, 2);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, 'D' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "pay-fraction", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "drain", no_argument, NULL, 'n' },
+		{ "tick-ms", required_argument, NULL, 'k' },
+		{ "kills", required_argument, NULL, 'K' },
+		{ "kill-after", required_argument, NULL, 'A' },
+		{ "chaos", required_argument, NULL, 'c' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const cmds[] = { "run", "pay", "status", "check", "torture" };
+	uint64_t v;
+	int c, li, known = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->window_ns = 86400 * NSEC_PER_SEC;
+	o->pay_fraction = 0.6;
+	o->rate = 20;
+	o->tick_ns = 10 * NSEC_PER_MSEC;
+	o->kills = 8;
+	o->kill_min_ns = 200 * NSEC_PER_MSEC;
+	o->kill_max_ns = 1500 * NSEC_PER_MSEC;
+	o->seed = mix64(real_ns() ^ (uint64_t)getpid());
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		const char *name = c == '?' ? NULL : lo[li].name;
+		char *comma;
+
+		switch (c) {
+		case 'D':
+			if (!*optarg)
+				bad_arg(name, optarg);
+			o->db = optarg;
+			break;
+		case 'w':
+			if (parse_seconds_ns(optarg, &o->window_ns) < 0 ||
+			    o->window_ns < 2 * NSEC_PER_MSEC || o->window_ns > 100ULL * 366 * 86400 * NSEC_PER_SEC)
+				bad_arg(name, optarg);
+			break;
+		case 'r':
+			if (parse_double(optarg, &o->rate) < 0 || o->rate > 1e6)
+				bad_arg(name, optarg);
+			break;
+		case 'p':
+			if (parse_double(optarg, &o->pay_fraction) < 0 || o->pay_fraction > 1.0)
+				bad_arg(name, optarg);
+			break;
+		case 'd':
+			if (parse_seconds_ns(optarg, &o->duration_ns) < 0)
+				bad_arg(name, optarg);
+			break;
+		case 'n':
+			o->drain = 1;
+			break;
+		case 'k':
+			if (parse_u64(optarg, &v) < 0 || !v || v > 60000)
+				bad_arg(name, optarg);
+			o->tick_ns = v * NSEC_PER_MSEC;
+			break;
+		case 'K':
+			if (parse_u64(optarg, &o->kills) < 0 || o->kills > 10000)
+				bad_arg(name, optarg);
+			break;
+		case 'A':
+			comma = strchr(optarg, ',');
+			if (!comma)
+				bad_arg(name, optarg);
+			*comma = '\0';
+			if (parse_seconds_ns(optarg, &o->kill_min_ns) < 0 ||
+			    parse_seconds_ns(comma + 1, &o->kill_max_ns) < 0 ||
+			    o->kill_min_ns > o->kill_max_ns || !o->kill_max_ns) {
+				*comma = ',';
+				bad_arg(name, optarg);
+			}
+			*comma = ',';
+			break;
+		case 'c':
+			if (parse_double(optarg, &o->chaos) < 0 || o->chaos > 0.5)
+				bad_arg(name, optarg);
+			break;
+		case 's':
+			if (parse_u64(optarg, &o->seed) < 0)
+				bad_arg(name, optarg);
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			fprintf(stderr, "%s: unknown option or missing value: %s\n", prog,
+				argv[optind - 1]);
+			usage(stderr, 2);
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "%s: missing COMMAND\n", prog);
+		usage(stderr, 2);
+	}
+	o->cmd = argv[optind++];
+	for (size_t i = 0; i < ARRAY_LEN(cmds); i++)
+		known |= !strcmp(o->cmd, cmds[i]);
+	if (!known) {
+		fprintf(stderr, "%s: unknown command: %s\n", prog, o->cmd);
+		usage(stderr, 2);
+	}
+	if (!strcmp(o->cmd, "pay")) {
+		if (optind >= argc || parse_u64(argv[optind], &o->order_id) < 0 || !o->order_id) {
+			fprintf(stderr, "%s: pay needs an order id (a positive integer)\n", prog);
+			usage(stderr, 2);
+		}
+		optind++;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument: %s\n", prog, argv[optind]);
+		usage(stderr, 2);
+	}
+	if (!o->db) {
+		fprintf(stderr, "%s: --db FILE is required\n", prog);
+		usage(stderr, 2);
+	}
+}
+
+/* --------------------------------------------------------------- database */
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=NORMAL;"
+	"CREATE TABLE IF NOT EXISTS orders("
+	"  id INTEGER PRIMARY KEY,"
+	"  created_ns INTEGER NOT NULL,"		/* CLOCK_REALTIME */
+	"  deadline_ns INTEGER NOT NULL,"		/* CLOCK_REALTIME */
+	"  state TEXT NOT NULL CHECK(state IN ('unpaid','paid','cancelled')),"
+	"  settled_ns INTEGER);"
+	"CREATE INDEX IF NOT EXISTS orders_unpaid ON orders(deadline_ns) WHERE state='unpaid';"
+	/* append-only audit log, written in the settling transaction */
+	"CREATE TABLE IF NOT EXISTS events("
+	"  seq INTEGER PRIMARY KEY,"
+	"  order_id INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  at_ns INTEGER NOT NULL,"
+	"  pid INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS events_order ON events(order_id);"
+	/* the simulated customers' intentions (not part of the shop's data) */
+	"CREATE TABLE IF NOT EXISTS sim_payments("
+	"  order_id INTEGER PRIMARY KEY,"
+	"  pay_at_ns INTEGER NOT NULL);";
+
+struct app {
+	const struct opts *o;
+	sqlite3 *db;
+	sqlite3_stmt *ins_order, *ins_plan, *upd_cancel, *upd_pay, *ins_event, *sel_order;
+	int ofd;	/* order deadlines: id = data = order id */
+	int pfd;	/* simulated payment attempts: id = order id */
+	uint64_t rng;
+	uint64_t created, paid, refused, cancelled, rearmed, recovered, unpaid;
+};
+
+static void db_die(sqlite3 *db, const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", prog, what, db ? sqlite3_errmsg(db) : "out of memory");
+	exit(1);
+}
+
+static void db_exec(sqlite3 *db, const char *sql)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		fprintf(stderr, "%s: %s: %s\n", prog, sql, err ? err : "?");
+		exit(1);
+	}
+}
+
+static sqlite3 *db_open(const char *path, int create)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0),
+			    NULL) != SQLITE_OK)
+		db_die(db, path);
+	sqlite3_busy_timeout(db, 10000);
+	db_exec(db, schema);
+	return db;
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		db_die(db, sql);
+	return st;
+}
+
+/* Run a statement that returns no row; returns sqlite3_changes(). */
+static int step_done(struct app *a, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE)
+		db_die(a->db, sqlite3_sql(st));
+	sqlite3_reset(st);
+	return sqlite3_changes(a->db);
+}
+
+static void log_event(struct app *a, uint64_t id, const char *kind, uint64_t at)
+{
+	sqlite3_bind_int64(a->ins_event, 1, (sqlite3_int64)id);
+	sqlite3_bind_text(a->ins_event, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(a->ins_event, 3, (sqlite3_int64)at);
+	sqlite3_bind_int64(a->ins_event, 4, (sqlite3_int64)getpid());
+	step_done(a, a->ins_event);
+}
+
+/* A point where a crash must not lose anything: --chaos kills us here. */
+static void crash_point(struct app *a)
+{
+	if (a->o->chaos > 0 && rng_unit(&a->rng) < a->o->chaos)
+		raise(SIGKILL);
+}
+
+/* ------------------------------------------------------------ the wheels */
+
+/* A CLOCK_REALTIME deadline on the wheel's clock (CLOCK_MONOTONIC). */
+static uint64_t real_to_mono(uint64_t real_deadline)
+{
+	uint64_t m = mono_ns(), r = real_ns();
+
+	if (real_deadline <= r)
+		return m > 0 ? m : 1;	/* already due: expires at once */
+	return m + (real_deadline - r);
+}
+
+struct arm_buf {
+	struct twheel_arm e[EV_BATCH];
+	size_t n;
+	int fd;
+};
+
+static void arm_flush(struct arm_buf *b)
+{
+	size_t done = 0;
+	int r;
+
+	if (!b->n)
+		return;
+	r = twheel_arm(b->fd, b->e, b->n, &done);
+	if (r < 0)
+		die("%s: TWHEEL_IOC_ARM: %s (%zu of %zu done)", prog, twheel_strerror(r), done, b->n);
+	b->n = 0;
+}
+
+static void arm_add(struct arm_buf *b, uint64_t id, uint64_t real_deadline)
+{
+	struct twheel_arm *e = &b->e[b->n++];
+
+	memset(e, 0, sizeof(*e));
+	e->id = id;
+	e->data = id;
+	e->timeout_ns = real_to_mono(real_deadline);
+	e->flags = TWHEEL_ARM_ABSTIME;
+	if (b->n == EV_BATCH)
+		arm_flush(b);
+}
+
+static int open_wheel(const struct opts *o)
+{
+	struct twheel_config cfg;
+	int fd;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.tick_ns = o->tick_ns;
+	cfg.timeout_ns = TWHEEL_DEFAULT_TIMEOUT_NS;
+	cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
+	cfg.clockid = CLOCK_MONOTONIC;
+	fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		die("%s: cannot open /dev/twheel: %s%s", prog, twheel_strerror(fd),
+		    fd == -ENOENT ? " (is the twheel module loaded?)" : "");
+	return fd;
+}
+
+/* Recovery: every unpaid order (and its customer's plan) back on the wheels. */
+static void recover(struct app *a)
+{
+	struct arm_buf *b = xcalloc(1, sizeof(*b));
+	sqlite3_stmt *st;
+	uint64_t now = real_ns(), due = 0;
+
+	b->fd = a->ofd;
+	st = prep(a->db, "SELECT id, deadline_ns FROM orders WHERE state='unpaid'");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t id = (uint64_t)sqlite3_column_int64(st, 0);
+		uint64_t dl = (uint64_t)sqlite3_column_int64(st, 1);
+
+		arm_add(b, id, dl);
+		a->recovered++;
+		due += dl <= now;
+	}
+	sqlite3_finalize(st);
+	arm_flush(b);
+	crash_point(a);
+
+	b->fd = a->pfd;
+	st = prep(a->db, "SELECT p.order_id, p.pay_at_ns FROM sim_payments p"
+			 " JOIN orders o ON o.id = p.order_id WHERE o.state='unpaid'");
+	while (sqlite3_step(st) == SQLITE_ROW)
+		arm_add(b, (uint64_t)sqlite3_column_int64(st, 0),
+			(uint64_t)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	arm_flush(b);
+	free(b);
+	a->unpaid = a->recovered;
+	if (!a->o->quiet)
+		printf("orders: recovered %" PRIu64 " unpaid orders from %s (%" PRIu64
+		       " already past their deadline)\n", a->recovered, a->o->db, due);
+}
+
+/* ------------------------------------------------------------ the service */
+
+static void begin(struct app *a)
+{
+	db_exec(a->db, "BEGIN IMMEDIATE");
+}
+
+static void commit(struct app *a)
+{
+	db_exec(a->db, "COMMIT");
+}
+
+/* The simulated shop: n new orders in one transaction, then on the wheels. */
+static void create_orders(struct app *a, uint64_t n)
+{
+	struct arm_buf *bo = xcalloc(1, sizeof(*bo)), *bp = xcalloc(1, sizeof(*bp));
+	uint64_t (*made)[3] = xcalloc(n, sizeof(*made));
+
+	begin(a);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t now = real_ns();
+		uint64_t dl = now + (uint64_t)((0.5 + 0.5 * rng_unit(&a->rng)) * (double)a->o->window_ns);
+		uint64_t pay_at = 0;
+
+		sqlite3_bind_int64(a->ins_order, 1, (sqlite3_int64)now);
+		sqlite3_bind_int64(a->ins_order, 2, (sqlite3_int64)dl);
+		step_done(a, a->ins_order);
+		made[i][0] = (uint64_t)sqlite3_last_insert_rowid(a->db);
+		made[i][1] = dl;
+		if (rng_unit(&a->rng) < a->o->pay_fraction) {
+			pay_at = now + (uint64_t)(1.2 * rng_unit(&a->rng) * (double)a->o->window_ns);
+			sqlite3_bind_int64(a->ins_plan, 1, (sqlite3_int64)made[i][0]);
+			sqlite3_bind_int64(a->ins_plan, 2, (sqlite3_int64)pay_at);
+			step_done(a, a->ins_plan);
+		}
+		made[i][2] = pay_at;
+	}
+	crash_point(a);			/* inside the transaction: rolled back */
+	commit(a);
+	crash_point(a);			/* committed, not armed: recovery arms it */
+	bo->fd = a->ofd;
+	bp->fd = a->pfd;
+	for (uint64_t i = 0; i < n; i++) {
+		arm_add(bo, made[i][0], made[i][1]);
+		if (made[i][2])
+			arm_add(bp, made[i][0], made[i][2]);
+	}
+	arm_flush(bo);
+	arm_flush(bp);
+	a->created += n;
+	a->unpaid += n;
+	free(made);
+	free(bo);
+	free(bp);
+}
+
+/* Expired deadlines: cancel what is still unpaid, in one transaction. */
+static int on_expiry(struct app *a)
+{
+	struct twheel_event ev[EV_BATCH];
+	struct arm_buf *again;
+	uint64_t ids[EV_BATCH], now;
+	size_t nc = 0;
+	ssize_t n = twheel_read(a->ofd, ev, EV_BATCH);
+
+	if (n == -EAGAIN || n == -EINTR)
+		return 0;
+	if (n < 0)
+		die("%s: read: %s", prog, twheel_strerror((int)n));
+	crash_point(a);			/* events read, nothing written */
+	again = xcalloc(1, sizeof(*again));
+	again->fd = a->ofd;
+	begin(a);
+	now = real_ns();
+	for (ssize_t i = 0; i < n; i++) {
+		uint64_t id = ev[i].data;
+
+		sqlite3_bind_int64(a->upd_cancel, 1, (sqlite3_int64)now);
+		sqlite3_bind_int64(a->upd_cancel, 2, (sqlite3_int64)id);
+		if (step_done(a, a->upd_cancel) == 1) {
+			log_event(a, id, "cancelled", now);
+			a->cancelled++;
+			a->unpaid--;
+			ids[nc++] = id;
+			continue;
+		}
+		/* paid meanwhile (maybe by another process), or the realtime
+		 * clock is a hair behind the monotonic deadline: re-arm */
+		sqlite3_bind_int64(a->sel_order, 1, (sqlite3_int64)id);
+		if (sqlite3_step(a->sel_order) == SQLITE_ROW &&
+		    !strcmp((const char *)sqlite3_column_text(a->sel_order, 0), "unpaid")) {
+			arm_add(again, id, (uint64_t)sqlite3_column_int64(a->sel_order, 1));
+			a->rearmed++;
+		}
+		sqlite3_reset(a->sel_order);
+	}
+	crash_point(a);			/* uncommitted: rolled back, re-armed at restart */
+	commit(a);
+	crash_point(a);
+	arm_flush(again);
+	free(again);
+	/* their customers will not pay any more */
+	if (nc)
+		twheel_cancel(a->pfd, ids, nc, NULL);
+	return (int)n;
+}
+
+/* Simulated customers paying: mark paid if still unpaid and in time. */
+static int on_payment(struct app *a)
+{
+	struct twheel_event ev[EV_BATCH];
+	uint64_t ids[EV_BATCH], now;
+	size_t np = 0;
+	ssize_t n = twheel_read(a->pfd, ev, EV_BATCH);
+
+	if (n == -EAGAIN || n == -EINTR)
+		return 0;
+	if (n < 0)
+		die("%s: read: %s", prog, twheel_strerror((int)n));
+	begin(a);
+	now = real_ns();
+	for (ssize_t i = 0; i < n; i++) {
+		uint64_t id = ev[i].data;
+
+		sqlite3_bind_int64(a->upd_pay, 1, (sqlite3_int64)now);
+		sqlite3_bind_int64(a->upd_pay, 2, (sqlite3_int64)id);
+		if (step_done(a, a->upd_pay) == 1) {
+			log_event(a, id, "paid", now);
+			a->paid++;
+			a->unpaid--;
+			ids[np++] = id;
+		} else {
+			a->refused++;	/* too late, or already settled */
+		}
+	}
+	crash_point(a);
+	commit(a);
+	crash_point(a);			/* paid, timer still armed: the expiry finds it paid */
+	if (np)
+		twheel_cancel(a->ofd, ids, np, NULL);
+	return (int)n;
+}
+
+static void app_open(struct app *a, const struct opts *o, int wheels)
+{
+	memset(a, 0, sizeof(*a));
+	a->o = o;
+	a->rng = o->seed ^ mix64((uint64_t)getpid());
+	a->ofd = a->pfd = -1;
+	a->db = db_open(o->db, !strcmp(o->cmd, "run") || !strcmp(o->cmd, "torture"));
+	a->ins_order = prep(a->db, "INSERT INTO orders(created_ns, deadline_ns, state)"
+				   " VALUES(?1, ?2, 'unpaid')");
+	a->ins_plan = prep(a->db, "INSERT INTO sim_payments(order_id, pay_at_ns) VALUES(?1, ?2)");
+	a->upd_cancel = prep(a->db, "UPDATE orders SET state='cancelled', settled_ns=?1"
+				    " WHERE id=?2 AND state='unpaid' AND deadline_ns<=?1");
+	a->upd_pay = prep(a->db, "UPDATE orders SET state='paid', settled_ns=?1"
+				 " WHERE id=?2 AND state='unpaid' AND deadline_ns>?1");
+	a->ins_event = prep(a->db, "INSERT INTO events(order_id, kind, at_ns, pid)"
+				   " VALUES(?1, ?2, ?3, ?4)");
+	a->sel_order = prep(a->db, "SELECT state, deadline_ns FROM orders WHERE id=?1");
+	if (wheels) {
+		a->ofd = open_wheel(o);
+		a->pfd = open_wheel(o);
+	}
+}
+
+static uint64_t count_unpaid(struct app *a)
+{
+	sqlite3_stmt *st = prep(a->db, "SELECT count(*) FROM orders WHERE state='unpaid'");
+	uint64_t n = 0;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int cmd_run(const struct opts *o)
+{
+	struct app a;
+	struct epoll_event ee, evs[4];
+	uint64_t t0, next_prog, made_target = 0;
+	int ep;
+
+	app_open(&a, o, 1);
+	recover(&a);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		die("%s: epoll_create1: %s", prog, strerror(errno));
+	memset(&ee, 0, sizeof(ee));
+	ee.events = EPOLLIN;
+	ee.data.fd = a.ofd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, a.ofd, &ee);
+	ee.data.fd = a.pfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, a.pfd, &ee);
+	t0 = mono_ns();
+	next_prog = t0 + NSEC_PER_SEC;
+	for (;;) {
+		uint64_t now = mono_ns();
+		int n;
+
+		if (o->duration_ns && now - t0 >= o->duration_ns)
+			break;
+		if (o->drain && a.unpaid == 0)
+			break;
+		n = epoll_wait(ep, evs, (int)ARRAY_LEN(evs), o->drain ? 100 : 10);
+		if (n < 0 && errno != EINTR)
+			die("%s: epoll_wait: %s", prog, strerror(errno));
+		while (on_expiry(&a) == EV_BATCH)
+			;
+		while (on_payment(&a) == EV_BATCH)
+			;
+		now = mono_ns();
+		if (!o->drain && o->rate > 0) {
+			uint64_t want = (uint64_t)(o->rate * (double)(now - t0) / 1e9);
+
+			if (want > made_target) {
+				uint64_t k = want - made_target;
+
+				create_orders(&a, k > 1000 ? 1000 : k);
+				made_target = want;
+			}
+		}
+		if (now >= next_prog) {
+			if (o->drain)
+				a.unpaid = count_unpaid(&a);	/* payments by others */
+			if (!o->quiet) {
+				printf("[%6.1fs] created %" PRIu64 "  paid %" PRIu64 "  refused %"
+				       PRIu64 "  cancelled %" PRIu64 "  unpaid %" PRIu64 "\n",
+				       (double)(now - t0) / 1e9, a.created, a.paid, a.refused,
+				       a.cancelled, a.unpaid);
+				fflush(stdout);
+			}
+			while (next_prog <= now)
+				next_prog += NSEC_PER_SEC;
+		}
+	}
+	if (!o->quiet)
+		printf("orders: this run: created %" PRIu64 ", paid %" PRIu64 " (%" PRIu64
+		       " refused), cancelled %" PRIu64 ", re-armed %" PRIu64 ", %" PRIu64
+		       " unpaid left\n", a.created, a.paid, a.refused, a.cancelled, a.rearmed,
+		       a.unpaid);
+	sqlite3_close_v2(a.db);
+	return 0;
+}
+
+static int cmd_pay(const struct opts *o)
+{
+	struct app a;
+	uint64_t now;
+	int ok;
+
+	app_open(&a, o, 0);
+	begin(&a);
+	now = real_ns();
+	sqlite3_bind_int64(a.upd_pay, 1, (sqlite3_int64)now);
+	sqlite3_bind_int64(a.upd_pay, 2, (sqlite3_int64)o->order_id);
+	ok = step_done(&a, a.upd_pay) == 1;
+	if (ok)
+		log_event(&a, o->order_id, "paid", now);
+	commit(&a);
+	/* the service's timer still runs: its expiry will find the order paid */
+	printf("order %" PRIu64 ": %s\n", o->order_id,
+	       ok ? "paid" : "payment refused (unknown, settled or past its deadline)");
+	sqlite3_close_v2(a.db);
+	return ok ? 0 : 1;
+}
+
+static int cmd_status(const struct opts *o)
+{
+	struct app a;
+	sqlite3_stmt *st;
+
+	app_open(&a, o, 0);
+	st = prep(a.db, "SELECT state, count(*) FROM orders GROUP BY state ORDER BY state");
+	while (sqlite3_step(st) == SQLITE_ROW)
+		printf("%-10s %lld\n", (const char *)sqlite3_column_text(st, 0),
+		       (long long)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	sqlite3_close_v2(a.db);
+	return 0;
+}
+
+/* ------------------------------------------------------------- the checks */
+
+static int64_t q_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = prep(db, sql);
+	int64_t v = -1;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void show_examples(sqlite3 *db, const char *what, const char *sql)
+{
+	sqlite3_stmt *st = prep(db, sql);
+	int k = 0;
+
+	while (sqlite3_step(st) == SQLITE_ROW && k++ < 5)
+		printf("    %s: order %lld\n", what, (long long)sqlite3_column_int64(st, 0));
+	sqlite3_finalize(st);
+}
+
+static int cmd_check(const struct opts *o)
+{
+	struct app a;
+	struct hist *late = xcalloc(1, sizeof(*late));
+	sqlite3_stmt *st;
+	int64_t total, paid, cancelled, unpaid, unpaid_due, bad_count, bad_kind, orphan;
+	int64_t early, late_pay, settled_mismatch, incarnations;
+	const char *q_bad_count =
+		"SELECT o.id FROM orders o WHERE o.state != 'unpaid' AND"
+		" (SELECT count(*) FROM events e WHERE e.order_id = o.id) != 1"
+		" UNION SELECT o.id FROM orders o WHERE o.state = 'unpaid' AND"
+		" EXISTS (SELECT 1 FROM events e WHERE e.order_id = o.id)";
+	const char *q_bad_kind =
+		"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
+		" WHERE e.kind != o.state OR e.at_ns != o.settled_ns";
+	const char *q_early =
+		"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
+		" WHERE e.kind = 'cancelled' AND e.at_ns < o.deadline_ns";
+	const char *q_late_pay =
+		"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
+		" WHERE e.kind = 'paid' AND e.at_ns >= o.deadline_ns";
+	char sql[512];
+	int ok;
+
+	app_open(&a, o, 0);
+	total = q_int(a.db, "SELECT count(*) FROM orders");
+	paid = q_int(a.db, "SELECT count(*) FROM orders WHERE state='paid'");
+	cancelled = q_int(a.db, "SELECT count(*) FROM orders WHERE state='cancelled'");
+	unpaid = q_int(a.db, "SELECT count(*) FROM orders WHERE state='unpaid'");
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE state='unpaid'"
+		 " AND deadline_ns <= %" PRIu64, real_ns());
+	unpaid_due = q_int(a.db, sql);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_bad_count);
+	bad_count = q_int(a.db, sql);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_bad_kind);
+	bad_kind = q_int(a.db, sql);
+	orphan = q_int(a.db, "SELECT count(*) FROM events e WHERE NOT EXISTS"
+			     " (SELECT 1 FROM orders o WHERE o.id = e.order_id)");
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_early);
+	early = q_int(a.db, sql);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_late_pay);
+	late_pay = q_int(a.db, sql);
+	settled_mismatch = q_int(a.db, "SELECT count(*) FROM orders WHERE"
+				       " (state = 'unpaid') != (settled_ns IS NULL)");
+	incarnations = q_int(a.db, "SELECT count(DISTINCT pid) FROM events");
+	st = prep(a.db, "SELECT e.at_ns - o.deadline_ns FROM orders o JOIN events e"
+			" ON e.order_id = o.id WHERE e.kind = 'cancelled'");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t d = sqlite3_column_int64(st, 0);
+
+		hist_add(late, d > 0 ? (uint64_t)d : 0);
+	}
+	sqlite3_finalize(st);
+
+	ok = total >= 0 && unpaid_due == 0 && bad_count == 0 && bad_kind == 0 && orphan == 0 &&
+	     early == 0 && late_pay == 0 && settled_mismatch == 0;
+	printf("orders: verification summary (%s)\n", o->db);
+	printf("  orders             %lld: %lld paid, %lld cancelled, %lld unpaid (%lld of them"
+	       " past their deadline)  [%s]\n", (long long)total, (long long)paid,
+	       (long long)cancelled, (long long)unpaid, (long long)unpaid_due,
+	       unpaid_due ? "FAIL" : "ok");
+	printf("  exactly once       %lld orders without exactly one settlement, %lld events"
+	       " not matching the order, %lld events of unknown orders, %lld bad settled_ns"
+	       "  [%s]\n", (long long)bad_count, (long long)bad_kind, (long long)orphan,
+	       (long long)settled_mismatch,
+	       bad_count || bad_kind || orphan || settled_mismatch ? "FAIL" : "ok");
+	printf("  deadlines          %lld cancelled before the deadline, %lld paid after it"
+	       "  [%s]\n", (long long)early, (long long)late_pay,
+	       early || late_pay ? "FAIL" : "ok");
+	printf("  cancel lateness    max %.1f ms, p50 %.0f ms, p99 %.0f ms (includes the"
+	       " restarts); settled by %lld processes\n", (double)late->max_ns / 1e6,
+	       hist_quantile_ms(late, 0.5), hist_quantile_ms(late, 0.99),
+	       (long long)incarnations);
+	if (bad_count)
+		show_examples(a.db, "settlements != 1", q_bad_count);
+	if (bad_kind)
+		show_examples(a.db, "event/state mismatch", q_bad_kind);
+	if (early)
+		show_examples(a.db, "cancelled early", q_early);
+	if (late_pay)
+		show_examples(a.db, "paid late", q_late_pay);
+	if (unpaid_due)
+		show_examples(a.db, "lost (unpaid past deadline)",
+			      "SELECT id FROM orders WHERE state='unpaid' ORDER BY deadline_ns");
+	printf("orders: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
+	sqlite3_close_v2(a.db);
+	free(late);
+	return ok ? 0 : 1;
+}
+
+/* ------------------------------------------------------------ the torture */
+
+/* Fork a service; returns its pid. */
+static pid_t spawn_run(const struct opts *o, int drain, double chaos, uint64_t seed)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		die("%s: fork: %s", prog, strerror(errno));
+	if (pid == 0) {
+		struct opts c = *o;
+
+		c.drain = drain;
+		c.chaos = chaos;
+		c.seed = seed;
+		c.quiet = 1;
+		c.duration_ns = 0;
+		_exit(cmd_run(&c));
+	}
+	return pid;
+}
+
+static const char *describe(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "status 0x%x", status);
+	return buf;
+}
+
+static int cmd_torture(const struct opts *o)
+{
+	uint64_t rng = o->seed, kills = 0, chaos_deaths = 0, starts = 0;
+	uint64_t drain_limit;
+	char buf[64];
+	int status, failures = 0;
+	pid_t pid;
+
+	printf("orders: torture: %" PRIu64 " SIGKILLs after %.2f..%.2f s, rate %.0f/s, window"
+	       " %.2f s, chaos %g, seed %" PRIu64 ", db %s\n", o->kills,
+	       (double)o->kill_min_ns / 1e9, (double)o->kill_max_ns / 1e9, o->rate,
+	       (double)o->window_ns / 1e9, o->chaos, o->seed, o->db);
+	while (kills < o->kills && starts < 4 * o->kills + 10) {
+		uint64_t after = o->kill_min_ns +
+			(uint64_t)(rng_unit(&rng) * (double)(o->kill_max_ns - o->kill_min_ns));
+		uint64_t until = mono_ns() + after;
+		int died = 0;
+
+		pid = spawn_run(o, 0, o->chaos, rng_next(&rng));
+		starts++;
+		while (mono_ns() < until) {
+			pid_t r = waitpid(pid, &status, WNOHANG);
+
+			if (r == pid) {
+				died = 1;
+				break;
+			}
+			sleep_ns(5 * NSEC_PER_MSEC);
+		}
+		if (died) {
+			if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+				chaos_deaths++;
+			} else {
+				printf("  run #%" PRIu64 ": unexpected end: %s\n", starts,
+				       describe(status, buf, sizeof(buf)));
+				failures++;
+			}
+			continue;
+		}
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		kills++;
+		if (!o->quiet)
+			printf("  run #%" PRIu64 ": SIGKILL after %.3f s\n", starts,
+			       (double)after / 1e9);
+	}
+	fflush(stdout);
+
+	/* a last run without chaos creates nothing and waits for every order */
+	drain_limit = mono_ns() + o->window_ns + 60 * NSEC_PER_SEC;
+	pid = spawn_run(o, 1, 0.0, rng_next(&rng));
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (mono_ns() > drain_limit) {
+			printf("  drain run: still unpaid orders after window + 60 s: killed\n");
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			failures++;
+			break;
+		}
+		sleep_ns(20 * NSEC_PER_MSEC);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("  drain run: %s\n", describe(status, buf, sizeof(buf)));
+		failures++;
+	}
+	printf("orders: torture: %" PRIu64 " runs, %" PRIu64 " SIGKILLed by the test, %" PRIu64
+	       " by --chaos, %d unexpected failures\n", starts + 1, kills, chaos_deaths, failures);
+	fflush(stdout);
+	return cmd_check(o) == 0 && failures == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	if (argc > 0 && argv[0])
+		prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	parse_args(argc, argv, &o);
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(o.cmd, "run"))
+		return cmd_run(&o);
+	if (!strcmp(o.cmd, "pay"))
+		return cmd_pay(&o);
+	if (!strcmp(o.cmd, "status"))
+		return cmd_status(&o);
+	if (!strcmp(o.cmd, "check"))
+		return cmd_check(&o);
+	return cmd_torture(&o);
+}

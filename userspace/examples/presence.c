@@ -1,0 +1,889 @@
+// SPDX-License-Identifier: MIT
+/*
+ * presence: an online/away/offline presence service for N users on two
+ * twheel fds (seeds 000 and 002).
+ *
+ *  - every message from a user (a heartbeat) touches the user's id on the
+ *    "offline" wheel (timeout --timeout, 30 s by default): a user silent for
+ *    that long goes OFFLINE;
+ *  - a heartbeat that carries user activity (a chat message; the first one,
+ *    the login, always does) also touches the id on the "away" wheel
+ *    (--away, 5 minutes by default): a user who keeps its connection but
+ *    does nothing for that long goes AWAY until its next activity.
+ *
+ * Simulated clients run in a child process and send heartbeats over a Unix
+ * SOCK_SEQPACKET socket, in datagrams of up to --batch ids (a u64 user id,
+ * bit 63 set for activity).  Users log in spread over --login seconds, then
+ * heartbeat every --interval seconds;
+ * a --silent-fraction of them stops at a random round and must go offline;
+ * an --idle-fraction never shows activity after login and must go away.
+ *
+ * The service touches each datagram's ids with one write() per wheel, reads
+ * the expirations through epoll, prints a progress line every second and
+ * finally checks every user against what it knows of the clients.  Exit
+ * status 0 only if everything checked out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "twheel.h"
+#include "common.h"
+
+#define ACT_FLAG	(1ULL << 63)
+#define EV_BATCH	1024
+
+enum { ST_NEW, ST_ONLINE, ST_AWAY, ST_OFFLINE };
+enum { K_SILENT = 1, K_IDLE = 2, K_AWAYEXP = 4 };	/* AWAYEXP: must go away */
+
+struct opts {
+	uint64_t users;
+	uint64_t timeout_ns;
+	uint64_t away_ns;
+	uint64_t interval_ns;
+	uint64_t login_ns;
+	uint64_t duration_ns;
+	uint64_t tick_ns;
+	uint64_t slack_ns;
+	uint64_t max_late_ns;
+	uint64_t batch;
+	uint64_t seed;
+	double silent;
+	double idle;
+	int quiet;
+};
+
+/* What the client process tells the service through shared memory. */
+struct sender_stats {
+	volatile uint64_t sent;		/* ids sent */
+	volatile uint64_t max_behind_ns;	/* worst lag behind the schedule */
+	volatile uint64_t lag_ns;		/* current lag */
+};
+
+/* Per-user state of the service, plus the clients' plan (kind, stop). */
+static uint8_t *kind;		/* K_* bits */
+static uint16_t *stop_round;	/* silent users send in rounds < stop_round */
+static uint8_t *state;
+static uint8_t *n_offline;	/* offline events seen (saturating) */
+static uint8_t *n_away;
+static uint64_t *last_hb;	/* service clock before the touch */
+static uint64_t *last_act;
+
+static const char *prog = "presence";
+
+static void usage(FILE *f, int status)
+{
+	if (status) {
+		fprintf(f, "usage: %s [options]\n""Try '%s --help' for the options.\n", prog, prog);
+		exit(status);
+	}
+	fprintf(f,
+"usage: %s [options]\n"
+"A presence service on /dev/twheel: users silent for --timeout go offline,\n"
+"users without activity for --away go away.  Simulated clients (a child\n"
+"process) heartbeat over a Unix socket; at the end every user is verified.\n"
+"\n"
+"  --users N             number of users (default 1000000)\n"
+"  --timeout SEC         offline timeout (default 30)\n"
+"  --away SEC            away timeout (default 300)\n"
+"  --interval SEC        heartbeat interval (default timeout/3)\n"
+"  --login SEC           users log in spread over SEC (default: one interval)\n"
+"  --silent-fraction F   users that stop heartbeating (default 0.1)\n"
+"  --idle-fraction F     users without activity after login (default 0.1)\n"
+"  --duration SEC        run time from the first login (default 2*timeout+10)\n"
+"  --tick-ms MS          wheel tick (default 10)\n"
+"  --slack-ms MS         lateness counted as on time beyond one tick (default 200)\n"
+"  --max-late-ms MS      lateness that fails the run (default 5000; a loaded\n"
+"                        or emulated machine is late, that is not a failure)\n"
+"  --batch N             ids per heartbeat datagram (default 8192)\n"
+"  --seed N              seed of the clients' choices (default 1)\n"
+"  --quiet               no progress lines\n"
+"  --help                this text\n"
+"\n"
+"Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n",
+		prog);
+	exit(status);
+}
+
+static void bad_arg(const char *opt, const char *val)
+{
+	fprintf(stderr, "%s: invalid value for --%s: '%s'\n", prog, opt, val ? val : "");
+	usage(stderr, 2);
+}
+
+/* A combination of options that does not work: say why, then the usage. */
+static __attribute__((format(printf, 1, 2))) void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage(stderr, 2);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "users", required_argument, NULL, 'u' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "away", required_argument, NULL, 'a' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "login", required_argument, NULL, 'l' },
+		{ "silent-fraction", required_argument, NULL, 's' },
+		{ "idle-fraction", required_argument, NULL, 'I' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "tick-ms", required_argument, NULL, 'k' },
+		{ "slack-ms", required_argument, NULL, 'S' },
+		{ "max-late-ms", required_argument, NULL, 'L' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "seed", required_argument, NULL, 'r' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c, li;
+
+	memset(o, 0, sizeof(*o));
+	o->users = 1000000;
+	o->timeout_ns = 30 * NSEC_PER_SEC;
+	o->away_ns = 300 * NSEC_PER_SEC;
+	o->tick_ns = 10 * NSEC_PER_MSEC;
+	o->slack_ns = 200 * NSEC_PER_MSEC;
+	o->max_late_ns = 5000 * NSEC_PER_MSEC;
+	o->batch = 8192;
+	o->seed = 1;
+	o->silent = 0.1;
+	o->idle = 0.1;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		const char *name = c == '?' || c == ':' ? NULL : lo[li].name;
+
+		switch (c) {
+		case 'u':
+			if (parse_u64(optarg, &o->users) < 0 || !o->users ||
+			    o->users > (1ULL << 32))
+				bad_arg(name, optarg);
+			break;
+		case 't':
+			if (parse_seconds_ns(optarg, &o->timeout_ns) < 0 ||
+			    o->timeout_ns < 10 * NSEC_PER_MSEC)
+				bad_arg(name, optarg);
+			break;
+		case 'a':
+			if (parse_seconds_ns(optarg, &o->away_ns) < 0 ||
+			    o->away_ns < 10 * NSEC_PER_MSEC)
+				bad_arg(name, optarg);
+			break;
+		case 'i':
+			if (parse_seconds_ns(optarg, &o->interval_ns) < 0 ||
+			    o->interval_ns < NSEC_PER_MSEC)
+				bad_arg(name, optarg);
+			break;
+		case 'l':
+			if (parse_seconds_ns(optarg, &o->login_ns) < 0)
+				bad_arg(name, optarg);
+			break;
+		case 's':
+			if (parse_double(optarg, &o->silent) < 0 || o->silent > 1.0)
+				bad_arg(name, optarg);
+			break;
+		case 'I':
+			if (parse_double(optarg, &o->idle) < 0 || o->idle > 1.0)
+				bad_arg(name, optarg);
+			break;
+		case 'd':
+			if (parse_seconds_ns(optarg, &o->duration_ns) < 0 || !o->duration_ns)
+				bad_arg(name, optarg);
+			break;
+		case 'k':
+			if (parse_u64(optarg, &v) < 0 || !v || v > 60000)
+				bad_arg(name, optarg);
+			o->tick_ns = v * NSEC_PER_MSEC;
+			break;
+		case 'S':
+			if (parse_u64(optarg, &v) < 0 || v > 3600000)
+				bad_arg(name, optarg);
+			o->slack_ns = v * NSEC_PER_MSEC;
+			break;
+		case 'L':
+			if (parse_u64(optarg, &v) < 0 || !v || v > 3600000)
+				bad_arg(name, optarg);
+			o->max_late_ns = v * NSEC_PER_MSEC;
+			break;
+		case 'b':
+			if (parse_u64(optarg, &o->batch) < 0 || !o->batch || o->batch > 16384)
+				bad_arg(name, optarg);
+			break;
+		case 'r':
+			if (parse_u64(optarg, &o->seed) < 0)
+				bad_arg(name, optarg);
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			if (optopt)
+				fprintf(stderr, "%s: option needs a value or is unknown: %s\n",
+					prog, argv[optind - 1]);
+			else
+				fprintf(stderr, "%s: unknown option: %s\n", prog,
+					argv[optind - 1]);
+			usage(stderr, 2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument: %s\n", prog, argv[optind]);
+		usage(stderr, 2);
+	}
+	if (!o->interval_ns)
+		o->interval_ns = o->timeout_ns / 3;
+	if (!o->duration_ns)
+		o->duration_ns = 2 * o->timeout_ns + 10 * NSEC_PER_SEC;
+	if (o->interval_ns * 2 > o->timeout_ns)
+		usage_error("--interval must be at most half of --timeout");
+	if (o->interval_ns * 2 > o->away_ns)
+		usage_error("--interval must be at most half of --away");
+}
+
+/* ------------------------------------------------------------ the clients */
+
+/*
+ * Schedule.  A round (one --interval) is cut in `slices` ticks; users are
+ * spread over slots = slices * login_rounds, slot(u) = u % slots, so that
+ * logins ramp up over the first --login seconds instead of hitting the
+ * service all at once.  User u logs in at offset(u) = slot(u) * interval /
+ * slices and heartbeats every interval after that; its k-th heartbeat goes
+ * out at tick slot(u) + k * slices.
+ */
+static uint64_t act_every;	/* non-idle users show activity every act_every heartbeats */
+static uint64_t slices;		/* ticks per interval */
+static uint64_t login_rounds;	/* logins spread over this many intervals */
+static uint64_t grace_ns;	/* what an expected expiry must leave before the end */
+
+static uint64_t slot_of(uint64_t u)
+{
+	return u % (slices * login_rounds);
+}
+
+static uint64_t offset_of(const struct opts *o, uint64_t u)
+{
+	return slot_of(u) * o->interval_ns / slices;
+}
+
+/*
+ * Deterministic plan: who is silent (and after how many heartbeats it
+ * stops: its offline deadline must fall `grace` before the end), who is
+ * idle (and whether its away deadline falls before the end).
+ */
+static void make_plan(const struct opts *o)
+{
+	uint64_t ts = o->silent >= 1.0 ? UINT64_MAX : (uint64_t)(o->silent * 18446744073709551616.0);
+	uint64_t ti = o->idle >= 1.0 ? UINT64_MAX : (uint64_t)(o->idle * 18446744073709551616.0);
+
+	for (uint64_t u = 0; u < o->users; u++) {
+		uint64_t h1 = mix64(o->seed * 0x100000001b3ULL ^ u);
+		uint64_t h2 = mix64(h1 ^ 0x5bd1e995ULL);
+		uint64_t h3 = mix64(h2 + 0x27d4eb2dULL);
+		uint64_t off = offset_of(o, u), rmax;
+
+		kind[u] = 0;
+		if (o->silent > 0.0 && (ts == UINT64_MAX || h1 < ts))
+			kind[u] |= K_SILENT;
+		if (o->idle > 0.0 && (ti == UINT64_MAX || h2 < ti))
+			kind[u] |= K_IDLE;
+		stop_round[u] = 0;
+		if (kind[u] & K_SILENT) {
+			/* last heartbeat (number stop-1) at off + (stop-1) * interval */
+			rmax = (o->duration_ns - grace_ns - o->timeout_ns - off) / o->interval_ns + 1;
+			if (rmax > 65535)
+				rmax = 65535;
+			stop_round[u] = (uint16_t)(1 + h3 % rmax);
+		}
+		if ((kind[u] & (K_IDLE | K_SILENT)) == K_IDLE &&
+		    off + o->away_ns + grace_ns <= o->duration_ns)
+			kind[u] |= K_AWAYEXP;
+	}
+}
+
+static int send_batch(int sock, const uint64_t *ids, size_t n)
+{
+	for (;;) {
+		ssize_t r = send(sock, ids, n * sizeof(*ids), MSG_NOSIGNAL);
+
+		if (r >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+/* The client process: heartbeats on schedule until the service hangs up. */
+static void run_clients(int sock, const struct opts *o, uint64_t t0, struct sender_stats *ss)
+{
+	uint64_t *buf = xcalloc(o->batch, sizeof(*buf));
+	uint64_t nslots = slices * login_rounds;
+
+	for (uint64_t q = 0;; q++) {
+		uint64_t t = t0 + q / slices * o->interval_ns + q % slices * o->interval_ns / slices;
+		uint64_t now = mono_ns(), n = 0;
+
+		if (now < t) {
+			ss->lag_ns = 0;
+			sleep_until_ns(t);
+		} else {
+			ss->lag_ns = now - t;
+			if (now - t > ss->max_behind_ns)
+				ss->max_behind_ns = now - t;
+		}
+		/* slots s <= q with s == q (mod slices): heartbeat k = (q - s) / slices */
+		for (uint64_t s = q % slices; s <= q && s < nslots; s += slices) {
+			uint64_t k = (q - s) / slices;
+
+			for (uint64_t u = s; u < o->users; u += nslots) {
+				uint64_t id = u;
+
+				if (stop_round[u] && k >= stop_round[u])
+					continue;
+				if (k == 0 || (!(kind[u] & K_IDLE) && k % act_every == 0))
+					id |= ACT_FLAG;
+				buf[n++] = id;
+				if (n == o->batch) {
+					if (send_batch(sock, buf, n) < 0)
+						_exit(0);
+					ss->sent += n;
+					n = 0;
+				}
+			}
+		}
+		if (n) {
+			if (send_batch(sock, buf, n) < 0)
+				_exit(0);
+			ss->sent += n;
+		}
+	}
+}
+
+/* -------------------------------------------------------------- the service */
+
+struct service {
+	const struct opts *o;
+	int off_fd, away_fd, sock;
+	uint64_t t0;
+	/* counters */
+	uint64_t online, away, offline;
+	uint64_t hb, acts;
+	uint64_t offline_events, away_events;
+	uint64_t silent_off, idle_away;	/* silent users offline, idle users away */
+	uint64_t false_off, false_away, reconnects, dup_off, bad_away, early, bad_id;
+	uint64_t touch_errors;
+	uint64_t mem_max, armed_max;
+	struct hist late_k_off, late_s_off, late_k_away, late_s_away;
+	uint64_t *ids, *act_ids, *cancel_ids;
+	struct twheel_event *ev;
+};
+
+static void touch_all(struct service *sv, int fd, const uint64_t *ids, size_t n)
+{
+	ssize_t r = twheel_touch(fd, ids, n);
+
+	if (r != (ssize_t)n) {
+		sv->touch_errors++;
+		if (sv->touch_errors < 5)
+			fprintf(stderr, "%s: touch of %zu ids: %zd (%s)\n", prog, n, r,
+				r < 0 ? twheel_strerror((int)r) : "short");
+	}
+}
+
+/* One heartbeat datagram: update the users, touch both wheels. */
+static void on_heartbeats(struct service *sv, const uint64_t *msg, size_t n)
+{
+	uint64_t now = mono_ns();
+	size_t nh = 0, na = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = msg[i] & ~ACT_FLAG;
+		int act = !!(msg[i] & ACT_FLAG);
+
+		if (u >= sv->o->users) {
+			sv->bad_id++;
+			continue;
+		}
+		switch (state[u]) {
+		case ST_NEW:
+			sv->online++;
+			state[u] = ST_ONLINE;
+			break;
+		case ST_OFFLINE:
+			/* back after being declared offline: a new login */
+			sv->reconnects++;
+			sv->offline--;
+			sv->online++;
+			state[u] = ST_ONLINE;
+			act = 1;
+			break;
+		}
+		last_hb[u] = now;
+		sv->ids[nh++] = u;
+		if (act) {
+			if (state[u] == ST_AWAY) {
+				sv->away--;
+				state[u] = ST_ONLINE;
+			}
+			last_act[u] = now;
+			sv->act_ids[na++] = u;
+		}
+	}
+	if (nh)
+		touch_all(sv, sv->off_fd, sv->ids, nh);
+	if (na)
+		touch_all(sv, sv->away_fd, sv->act_ids, na);
+	sv->hb += nh;
+	sv->acts += na;
+}
+
+static void drain_socket(struct service *sv)
+{
+	for (int k = 0; k < 4; k++) {
+		ssize_t r = recv(sv->sock, sv->ids + sv->o->batch, sv->o->batch * 8, MSG_DONTWAIT);
+
+		if (r < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			die("%s: recv: %s", prog, strerror(errno));
+		}
+		if (r == 0)
+			die("%s: the client process hung up", prog);
+		if (r % 8)
+			die("%s: bad datagram of %zd bytes", prog, r);
+		on_heartbeats(sv, sv->ids + sv->o->batch, (size_t)r / 8);
+	}
+}
+
+/* Checks common to both wheels; returns the lateness seen by the service. */
+static uint64_t check_event(struct service *sv, const struct twheel_event *e,
+			    uint64_t touched, uint64_t timeout, uint64_t now,
+			    struct hist *hk, struct hist *hs)
+{
+	if (e->expired_ns < e->deadline_ns || now < e->deadline_ns ||
+	    e->deadline_ns < touched + timeout) {
+		sv->early++;
+		if (sv->early <= 5)
+			fprintf(stderr, "%s: EARLY: id %" PRIu64 " touched %" PRIu64
+				" timeout %" PRIu64 " deadline %" PRIu64 " expired %" PRIu64
+				" now %" PRIu64 "\n", prog, (uint64_t)e->id, touched, timeout,
+				(uint64_t)e->deadline_ns, (uint64_t)e->expired_ns, now);
+	}
+	hist_add(hk, e->expired_ns > e->deadline_ns ? e->expired_ns - e->deadline_ns : 0);
+	hist_add(hs, now > touched + timeout ? now - touched - timeout : 0);
+	return now - touched;
+}
+
+static void drain_offline(struct service *sv)
+{
+	for (int k = 0; k < 16; k++) {
+		ssize_t n = twheel_read(sv->off_fd, sv->ev, EV_BATCH);
+		uint64_t now = mono_ns();
+		size_t nc = 0;
+
+		if (n == -EAGAIN || n == -EINTR)
+			return;
+		if (n < 0)
+			die("%s: read offline wheel: %s", prog, twheel_strerror((int)n));
+		for (ssize_t i = 0; i < n; i++) {
+			const struct twheel_event *e = &sv->ev[i];
+			uint64_t u = e->id;
+
+			sv->offline_events++;
+			if (u >= sv->o->users || state[u] == ST_NEW) {
+				sv->bad_id++;
+				continue;
+			}
+			check_event(sv, e, last_hb[u], sv->o->timeout_ns, now,
+				    &sv->late_k_off, &sv->late_s_off);
+			if (state[u] == ST_OFFLINE) {
+				sv->dup_off++;
+				continue;
+			}
+			if (state[u] == ST_AWAY)
+				sv->away--;
+			sv->online--;
+			sv->offline++;
+			state[u] = ST_OFFLINE;
+			if (n_offline[u] < 255)
+				n_offline[u]++;
+			if (kind[u] & K_SILENT) {
+				if (n_offline[u] == 1)
+					sv->silent_off++;
+			} else {
+				sv->false_off++;
+			}
+			sv->cancel_ids[nc++] = u;
+		}
+		/* an offline user is not "away" any more */
+		if (nc)
+			twheel_cancel(sv->away_fd, sv->cancel_ids, nc, NULL);
+		if (n < EV_BATCH)
+			return;
+	}
+}
+
+static int away_expected(uint64_t u)
+{
+	return kind[u] & K_AWAYEXP;
+}
+
+static void drain_away(struct service *sv)
+{
+	for (int k = 0; k < 16; k++) {
+		ssize_t n = twheel_read(sv->away_fd, sv->ev, EV_BATCH);
+		uint64_t now = mono_ns();
+
+		if (n == -EAGAIN || n == -EINTR)
+			return;
+		if (n < 0)
+			die("%s: read away wheel: %s", prog, twheel_strerror((int)n));
+		for (ssize_t i = 0; i < n; i++) {
+			const struct twheel_event *e = &sv->ev[i];
+			uint64_t u = e->id;
+
+			sv->away_events++;
+			if (u >= sv->o->users || state[u] == ST_NEW) {
+				sv->bad_id++;
+				continue;
+			}
+			check_event(sv, e, last_act[u], sv->o->away_ns, now,
+				    &sv->late_k_away, &sv->late_s_away);
+			if (state[u] != ST_ONLINE) {
+				/* away twice, or away after offline (cancelled) */
+				sv->bad_away++;
+				continue;
+			}
+			state[u] = ST_AWAY;
+			sv->away++;
+			if (n_away[u] < 255)
+				n_away[u]++;
+			if (away_expected(u)) {
+				if (n_away[u] == 1)
+					sv->idle_away++;
+			} else if (!(kind[u] & (K_SILENT | K_IDLE))) {
+				sv->false_away++;
+			}
+		}
+		if (n < EV_BATCH)
+			return;
+	}
+}
+
+static void sample_stats(struct service *sv, uint64_t *armed, uint64_t *mem)
+{
+	struct twheel_stats a, b;
+
+	if (twheel_stats(sv->off_fd, &a) < 0 || twheel_stats(sv->away_fd, &b) < 0)
+		die("%s: GET_STATS: %s", prog, strerror(errno));
+	*armed = a.armed + a.pending + b.armed + b.pending;
+	*mem = a.mem_bytes + b.mem_bytes;
+	if (*mem > sv->mem_max)
+		sv->mem_max = *mem;
+	if (*armed > sv->armed_max)
+		sv->armed_max = *armed;
+}
+
+static void fmt_mib(char *buf, size_t len, uint64_t bytes)
+{
+	snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+}
+
+static void progress(struct service *sv, uint64_t now, uint64_t *prev_t, uint64_t *prev_off,
+		     uint64_t *prev_hb, uint64_t *prev_cpu, const struct sender_stats *ss)
+{
+	char a[32], b[32], c[32], d[32], e[32], m[32], lag[48] = "";
+	uint64_t armed, mem, cpu = cpu_self_ns();
+	double dt = (double)(now - *prev_t) / 1e9;
+
+	sample_stats(sv, &armed, &mem);
+	fmt_mib(m, sizeof(m), mem);
+	if (ss->lag_ns > 500 * NSEC_PER_MSEC)
+		snprintf(lag, sizeof(lag), "  (clients %.1f s behind)", (double)ss->lag_ns / 1e9);
+	printf("[%5.1fs] online %9s (away %7s)  offline %7s %7s/s  heartbeats %9s/s"
+	       "  kmem %9s  cpu %3.0f%%%s\n",
+	       now > sv->t0 ? (double)(now - sv->t0) / 1e9 : 0.0,
+	       fmt_count(a, sv->online), fmt_count(b, sv->away), fmt_count(c, sv->offline),
+	       fmt_count(d, (uint64_t)((double)(sv->offline_events - *prev_off) / dt + 0.5)),
+	       fmt_count(e, (uint64_t)((double)(sv->hb - *prev_hb) / dt + 0.5)),
+	       m, 100.0 * (double)(cpu - *prev_cpu) / 1e9 / dt, lag);
+	fflush(stdout);
+	*prev_t = now;
+	*prev_off = sv->offline_events;
+	*prev_hb = sv->hb;
+	*prev_cpu = cpu;
+}
+
+static const char *yesno(int ok)
+{
+	return ok ? "ok" : "FAIL";
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct service sv;
+	struct twheel_config cfg;
+	struct sender_stats *ss;
+	struct epoll_event evs[8], ee;
+	uint64_t grace, t_start, t_end, t_settle, now, next_prog;
+	uint64_t prev_t, prev_off = 0, prev_hb = 0, prev_cpu, cpu0;
+	uint64_t n_silent = 0, n_idle_exp = 0, n_active = 0, last_silent_deadline = 0;
+	int sv_pair[2], ep, status, ok;
+	pid_t child;
+	char a[32], b[32], c[32];
+
+	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
+		prog = strrchr(argv[0], '/') + 1;
+	else if (argc > 0 && argv[0])
+		prog = argv[0];
+	parse_args(argc, argv, &o);
+
+	/* what an expected expiry must leave before the end of the run */
+	grace_ns = grace = NSEC_PER_SEC + o.tick_ns + o.slack_ns;
+	slices = o.interval_ns / (100 * NSEC_PER_MSEC);
+	if (slices < 1)
+		slices = 1;
+	if (slices > 100)
+		slices = 100;
+	login_rounds = (o.login_ns + o.interval_ns / 2) / o.interval_ns;	/* nearest */
+	if (login_rounds < 1)
+		login_rounds = 1;
+	if (o.duration_ns < o.timeout_ns + grace + login_rounds * o.interval_ns)
+		usage_error("--duration must be at least timeout + login + %.1f s",
+			    (double)grace / 1e9);
+	act_every = o.away_ns / (2 * o.interval_ns);
+	if (!act_every)
+		act_every = 1;
+
+	kind = xcalloc(o.users, 1);
+	stop_round = xcalloc(o.users, sizeof(*stop_round));
+	state = xcalloc(o.users, 1);
+	n_offline = xcalloc(o.users, 1);
+	n_away = xcalloc(o.users, 1);
+	last_hb = xcalloc(o.users, sizeof(*last_hb));
+	last_act = xcalloc(o.users, sizeof(*last_act));
+	make_plan(&o);
+	for (uint64_t u = 0; u < o.users; u++) {
+		if (kind[u] & K_SILENT) {
+			/* last heartbeat: number stop-1, at offset + (stop-1) * interval */
+			uint64_t dl = offset_of(&o, u) + (stop_round[u] - 1) * o.interval_ns +
+				      o.timeout_ns;
+
+			n_silent++;
+			if (dl > last_silent_deadline)
+				last_silent_deadline = dl;
+		} else {
+			n_active++;
+		}
+		if (away_expected(u))
+			n_idle_exp++;
+	}
+
+	ss = mmap(NULL, sizeof(*ss), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ss == MAP_FAILED)
+		die("%s: mmap: %s", prog, strerror(errno));
+	memset(ss, 0, sizeof(*ss));
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv_pair) < 0)
+		die("%s: socketpair: %s", prog, strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		int sz = 2 << 20;
+
+		if (setsockopt(sv_pair[i], SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+			setsockopt(sv_pair[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		if (setsockopt(sv_pair[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			setsockopt(sv_pair[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+
+	memset(&sv, 0, sizeof(sv));
+	sv.o = &o;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.tick_ns = o.tick_ns;
+	cfg.timeout_ns = o.timeout_ns;
+	cfg.max_ids = o.users > TWHEEL_DEFAULT_MAX_IDS ? o.users : TWHEEL_DEFAULT_MAX_IDS;
+	cfg.clockid = CLOCK_MONOTONIC;
+	sv.off_fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
+	if (sv.off_fd < 0)
+		die("%s: cannot open the offline wheel (/dev/twheel): %s%s", prog,
+		    twheel_strerror(sv.off_fd),
+		    sv.off_fd == -ENOENT ? " (is the twheel module loaded?)" : "");
+	cfg.timeout_ns = o.away_ns;
+	sv.away_fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
+	if (sv.away_fd < 0)
+		die("%s: cannot open the away wheel: %s", prog, twheel_strerror(sv.away_fd));
+
+	printf("presence: %s users, offline after %.1f s, away after %.1f s, heartbeat every %.2f s,"
+	       " tick %.0f ms, duration %.0f s\n",
+	       fmt_count(a, o.users), (double)o.timeout_ns / 1e9, (double)o.away_ns / 1e9,
+	       (double)o.interval_ns / 1e9, (double)o.tick_ns / 1e6, (double)o.duration_ns / 1e9);
+	printf("presence: logins spread over %.1f s; %s users go silent (all offline by t=%.1f s),"
+	       " %s idle users must go away\n", (double)(login_rounds * o.interval_ns) / 1e9,
+	       fmt_count(b, n_silent), (double)last_silent_deadline / 1e9,
+	       fmt_count(c, n_idle_exp));
+	fflush(stdout);
+
+	sv.t0 = t_start = mono_ns() + 200 * NSEC_PER_MSEC;
+	child = fork();
+	if (child < 0)
+		die("%s: fork: %s", prog, strerror(errno));
+	if (child == 0) {
+		close(sv_pair[0]);
+		close(sv.off_fd);
+		close(sv.away_fd);
+		signal(SIGTERM, SIG_DFL);
+		run_clients(sv_pair[1], &o, t_start, ss);
+		_exit(0);
+	}
+	close(sv_pair[1]);
+	sv.sock = sv_pair[0];
+
+	sv.ids = xcalloc(2 * o.batch, sizeof(uint64_t));
+	sv.act_ids = xcalloc(o.batch, sizeof(uint64_t));
+	sv.cancel_ids = xcalloc(EV_BATCH, sizeof(uint64_t));
+	sv.ev = xcalloc(EV_BATCH, sizeof(*sv.ev));
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		die("%s: epoll_create1: %s", prog, strerror(errno));
+	memset(&ee, 0, sizeof(ee));
+	ee.events = EPOLLIN;
+	ee.data.fd = sv.sock;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, sv.sock, &ee) < 0)
+		die("%s: epoll_ctl: %s", prog, strerror(errno));
+	ee.data.fd = sv.off_fd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, sv.off_fd, &ee) < 0)
+		die("%s: epoll_ctl: %s", prog, strerror(errno));
+	ee.data.fd = sv.away_fd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, sv.away_fd, &ee) < 0)
+		die("%s: epoll_ctl: %s", prog, strerror(errno));
+
+	t_end = t_start + o.duration_ns;
+	t_settle = t_end + o.max_late_ns;
+	prev_t = mono_ns();
+	cpu0 = prev_cpu = cpu_self_ns();
+	next_prog = t_start + NSEC_PER_SEC;
+	for (;;) {
+		int n, tmo;
+
+		now = mono_ns();
+		tmo = next_prog > now ? (int)((next_prog - now) / NSEC_PER_MSEC) + 1 : 0;
+		n = epoll_wait(ep, evs, (int)ARRAY_LEN(evs), tmo);
+		if (n < 0 && errno != EINTR)
+			die("%s: epoll_wait: %s", prog, strerror(errno));
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == sv.sock)
+				drain_socket(&sv);
+			else if (evs[i].data.fd == sv.off_fd)
+				drain_offline(&sv);
+			else
+				drain_away(&sv);
+		}
+		now = mono_ns();
+		if (now >= next_prog) {
+			if (!o.quiet)
+				progress(&sv, now, &prev_t, &prev_off, &prev_hb, &prev_cpu, ss);
+			else
+				sample_stats(&sv, &(uint64_t){ 0 }, &(uint64_t){ 0 });
+			while (next_prog <= now)
+				next_prog += NSEC_PER_SEC;
+		}
+		if (now >= t_end) {
+			/* settle: wait (up to --max-late-ms) for late expirations */
+			if (sv.silent_off == n_silent && sv.idle_away == n_idle_exp)
+				break;
+			if (now >= t_settle)
+				break;
+		}
+	}
+	{
+		uint64_t cpu = cpu_self_ns() - cpu0, wall = mono_ns() - t_start;
+
+		close(sv.sock);
+		kill(child, SIGTERM);
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+
+		/* ----------------------------------------------- verification */
+		uint64_t miss_off = n_silent - sv.silent_off, miss_away = 0;
+		uint64_t tick_slack = o.tick_ns + o.slack_ns;
+		uint64_t late_k = hist_count_above(&sv.late_k_off, tick_slack) +
+				  hist_count_above(&sv.late_k_away, tick_slack);
+		uint64_t late_s = hist_count_above(&sv.late_s_off, tick_slack) +
+				  hist_count_above(&sv.late_s_away, tick_slack);
+		uint64_t maxlate = sv.late_s_off.max_ns > sv.late_s_away.max_ns ?
+				   sv.late_s_off.max_ns : sv.late_s_away.max_ns;
+		int ok_off, ok_act, ok_away, ok_early, ok_late, ok_misc;
+
+		miss_away = n_idle_exp - sv.idle_away;
+		ok_off = miss_off == 0 && sv.dup_off == 0;
+		ok_act = sv.false_off == 0 && sv.reconnects == 0;
+		ok_away = miss_away == 0 && sv.false_away == 0 && sv.bad_away == 0;
+		ok_early = sv.early == 0;
+		ok_late = maxlate <= o.max_late_ns;
+		ok_misc = sv.bad_id == 0 && sv.touch_errors == 0;
+		ok = ok_off && ok_act && ok_away && ok_early && ok_late && ok_misc;
+
+		printf("presence: verification summary\n");
+		printf("  users              %s: %s silent, %s active; %s heartbeats, %s activities\n",
+		       fmt_count(a, o.users), fmt_count(b, n_silent), fmt_count(c, n_active),
+		       fmt_count((char[32]){ 0 }, sv.hb), fmt_count((char[32]){ 0 }, sv.acts));
+		printf("  silent -> offline  %s of %s went offline, %" PRIu64 " missing, %" PRIu64
+		       " twice  [%s]\n", fmt_count(a, sv.silent_off), fmt_count(b, n_silent),
+		       miss_off, sv.dup_off, yesno(ok_off));
+		printf("  active stay online %" PRIu64 " active users went offline, %" PRIu64
+		       " came back  [%s]\n", sv.false_off, sv.reconnects, yesno(ok_act));
+		printf("  idle -> away       %s of %s idle users went away, %" PRIu64
+		       " non-idle went away, %" PRIu64 " bad away events  [%s]\n",
+		       fmt_count(a, sv.idle_away), fmt_count(b, n_idle_exp),
+		       sv.false_away, sv.bad_away, yesno(ok_away));
+		printf("  never early        %" PRIu64 " events before last touch + timeout  [%s]\n",
+		       sv.early, yesno(ok_early));
+		printf("  lateness, kernel   expired_ns - deadline_ns: max %.1f ms, p99 %.0f ms"
+		       " (offline), max %.1f ms (away)\n",
+		       (double)sv.late_k_off.max_ns / 1e6, hist_quantile_ms(&sv.late_k_off, 0.99),
+		       (double)sv.late_k_away.max_ns / 1e6);
+		printf("  lateness, service  seen - (last touch + timeout): max %.1f ms, p50 %.0f ms,"
+		       " p99 %.0f ms (offline), max %.1f ms (away)\n",
+		       (double)sv.late_s_off.max_ns / 1e6, hist_quantile_ms(&sv.late_s_off, 0.5),
+		       hist_quantile_ms(&sv.late_s_off, 0.99), (double)sv.late_s_away.max_ns / 1e6);
+		printf("  on time            %s kernel / %s service events later than tick + slack"
+		       " (%.0f ms); failing bound %.0f ms  [%s]\n",
+		       fmt_count(a, late_k), fmt_count(b, late_s), (double)tick_slack / 1e6,
+		       (double)o.max_late_ns / 1e6, yesno(ok_late));
+		printf("  kernel memory      peak %.1f MiB for %s ids (%.1f B/id over both wheels)\n",
+		       (double)sv.mem_max / (1024.0 * 1024.0), fmt_count(a, sv.armed_max),
+		       sv.armed_max ? (double)sv.mem_max / (double)sv.armed_max : 0.0);
+		printf("  service cpu        %.1f s over %.1f s (%.0f%%); clients worst lag %.0f ms\n",
+		       (double)cpu / 1e9, (double)wall / 1e9, 100.0 * (double)cpu / (double)wall,
+		       (double)ss->max_behind_ns / 1e6);
+		if (!ok_misc)
+			printf("  errors             %" PRIu64 " bad ids, %" PRIu64 " failed touches\n",
+			       sv.bad_id, sv.touch_errors);
+		printf("presence: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
+	}
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,204 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Tests of the example programs, run inside the QEMU guest with the twheel
+# module already loaded (this script neither loads nor unloads it) and the
+# programs already built (make -C userspace/examples).  Prints TAP and ends
+# with "# examples: N passed, N failed"; exits non-zero on any failure.
+# About 1 minute under TCG.
+#
+#   userspace/examples/run_guest.sh [-v]      -v: show every program's output
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+verbose=0
+[ "${1:-}" = "-v" ] && verbose=1
+
+n=0
+pass=0
+fail=0
+tmp=$(mktemp -d /tmp/twheel-examples.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "TAP version 13"
+echo "1..9"
+
+if [ ! -c /dev/twheel ]; then
+	echo "Bail out! /dev/twheel missing: load kmod/twheel.ko first"
+	echo "# examples: 0 passed, 9 failed"
+	exit 1
+fi
+for p in presence idle-reaper orders cache-ttl; do
+	if [ ! -x "$here/$p" ]; then
+		echo "Bail out! $here/$p not built: make -C userspace/examples"
+		echo "# examples: 0 passed, 9 failed"
+		exit 1
+	fi
+done
+# idle-reaper talks TCP over 127.0.0.1: the guest boots with lo down.
+if ! ip link show lo 2>/dev/null | grep -q 'UP'; then
+	ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null || true
+fi
+
+# report NAME RC LOG: one TAP line; the log as comments (all of it on
+# failure or with -v, else the summary block starting at "verification").
+report() {
+	n=$((n + 1))
+	if [ "$2" -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "ok $n - $1"
+		if [ "$verbose" -eq 1 ]; then
+			sed 's/^/# /' "$3"
+		else
+			sed -n '/verification summary/,$p' "$3" | sed 's/^/# /'
+		fi
+	else
+		fail=$((fail + 1))
+		echo "not ok $n - $1 (exit status $2)"
+		tail -n 60 "$3" | sed 's/^/# /'
+	fi
+}
+
+# check NAME TIMEOUT CMD...: run CMD (killed after TIMEOUT s), report it.
+check() {
+	name=$1
+	limit=$2
+	shift 2
+	log=$tmp/$((n + 1)).log
+	timeout -s KILL "$limit" "$@" >"$log" 2>&1
+	report "$name" $? "$log"
+}
+
+# 1. presence: 100k users, 3 s offline, 6 s away; every user verified.
+check "presence: 100,000 users, silent ones offline after 3 s, idle ones away after 6 s" 60 \
+	"$here/presence" --users 100000 --timeout 3 --away 6 --duration 12 --quiet
+
+# 2. idle-reaper: 2000 TCP connections, some go quiet, closed after 3 s.
+check "idle-reaper: 2000 connections, quiet ones closed after 3 s idle, active ones kept" 60 \
+	"$here/idle-reaper" --conns 2000 --timeout 3 --duration 9 --quiet
+
+# 3. orders: SIGKILLed at random points and restarted; nothing lost.
+check "orders: 8 SIGKILLs + chaos kills, restarts recover every unpaid order" 90 \
+	"$here/orders" torture --db "$tmp/torture.db" --window 1 --rate 200 --kills 8 \
+	--chaos 0.002 --quiet
+
+# 4. orders: the checker itself catches a double settlement and an early cancel.
+orders_checker() {
+	db=$tmp/doctored.db
+	"$here/orders" run --db "$db" --window 0.3 --rate 100 --duration 1 --quiet || return 1
+	"$here/orders" run --db "$db" --drain --quiet || return 1
+	"$here/orders" check --db "$db" || return 1
+	echo "--- doctoring: a second cancellation, an early cancellation"
+	sqlite3 "$db" "INSERT INTO events(order_id, kind, at_ns, pid)
+		SELECT order_id, kind, at_ns + 1, 0 FROM events WHERE kind='cancelled' LIMIT 1;
+		UPDATE orders SET settled_ns = deadline_ns - 1000000 WHERE id = (SELECT max(order_id)
+		FROM events WHERE kind='cancelled');
+		UPDATE events SET at_ns = (SELECT settled_ns FROM orders WHERE id = order_id)
+		WHERE order_id = (SELECT max(order_id) FROM events WHERE kind='cancelled');" ||
+		return 1
+	if "$here/orders" check --db "$db" >"$tmp/doctored.out"; then
+		cat "$tmp/doctored.out"
+		echo "check accepted a doctored database"
+		return 1
+	fi
+	if grep -q 'settlements != 1' "$tmp/doctored.out" &&
+		grep -q 'cancelled early' "$tmp/doctored.out"; then
+		echo "--- the doctored database was rejected (double settlement, early cancel)"
+		return 0
+	fi
+	cat "$tmp/doctored.out"
+	return 1
+}
+log=$tmp/checker.log
+orders_checker >"$log" 2>&1
+report "orders: check verifies a clean run and rejects a doctored database" $? "$log"
+
+# 5. orders: a payment made by another process while the service's timer
+# for that order runs stands; the expiry then finds the order paid.
+orders_pay() {
+	db=$tmp/pay.db
+	"$here/orders" run --db "$db" --window 4 --rate 50 --pay-fraction 0 \
+		--duration 6 --quiet &
+	bg=$!
+	sleep 1
+	id=$(sqlite3 "$db" "SELECT max(id) FROM orders WHERE state='unpaid'")
+	[ -n "$id" ] || { echo "no unpaid order"; wait $bg; return 1; }
+	"$here/orders" pay "$id" --db "$db" || { wait $bg; return 1; }
+	if "$here/orders" pay "$id" --db "$db"; then
+		echo "paid twice"
+		wait $bg
+		return 1
+	fi
+	wait $bg || return 1
+	"$here/orders" run --db "$db" --drain --quiet || return 1
+	state=$(sqlite3 "$db" "SELECT state FROM orders WHERE id=$id")
+	echo "order $id: $state"
+	[ "$state" = paid ] && "$here/orders" check --db "$db"
+}
+log=$tmp/pay.log
+orders_pay >"$log" 2>&1
+report "orders: an external payment stands, the later expiry leaves it paid" $? "$log"
+
+# 6. cache-ttl: random workload against a model.
+check "cache-ttl: no key served after its TTL, every key expires through the wheel" 60 \
+	"$here/cache-ttl" --test --keys 5000 --duration 4 --ttl-ms 10,1500
+
+# 7. cache-ttl: the command interface.
+cache_cmds() {
+	printf '%s\n' "set a 1 200" "set b 2 2000" "get a" "sleep 400" "get a" "get b" \
+		"del b" "get b" "size" "set c 3 100" "sleep 300" "size" "bogus" |
+		"$here/cache-ttl" >"$tmp/cache.out" || return 1
+	cat "$tmp/cache.out"
+	grep -v '^expired' "$tmp/cache.out" >"$tmp/cache.got"
+	printf '%s\n' OK OK 1 "(nil)" 2 DELETED "(nil)" 0 OK 0 >"$tmp/cache.want"
+	grep -q '^ERROR bad command' "$tmp/cache.got" || return 1
+	grep -v '^ERROR' "$tmp/cache.got" | diff "$tmp/cache.want" - &&
+		grep -q '^expired a (by the wheel' "$tmp/cache.out" &&
+		grep -q '^expired c (by the wheel' "$tmp/cache.out"
+}
+log=$tmp/cache-cmds.log
+cache_cmds >"$log" 2>&1
+report "cache-ttl: set/get/del/sleep commands, expiry reported by the wheel" $? "$log"
+
+# 8. every program: --help exits 0, bad arguments exit 2 with a usage line.
+usage_checks() {
+	rc=0
+	for p in presence idle-reaper orders cache-ttl; do
+		"$here/$p" --help >"$tmp/help" 2>&1 || { echo "$p --help failed"; rc=1; }
+		grep -q '^usage:' "$tmp/help" || { echo "$p --help: no usage"; rc=1; }
+	done
+	for args in "presence --users 0" "presence --timeout abc" "presence --bogus" \
+		"presence --silent-fraction 2" "presence --timeout 10 --interval 9" \
+		"presence extra" "presence --users" "idle-reaper --conns -1" \
+		"idle-reaper --timeout" "idle-reaper --quiet-fraction 1.5" "orders" \
+		"orders frob --db x" "orders check" "orders pay --db x" \
+		"orders torture --db x --kill-after 2,1" "cache-ttl --ttl-ms 5" \
+		"cache-ttl --keys 0" "cache-ttl --test extra"; do
+		# shellcheck disable=SC2086
+		set -- $args
+		p=$1
+		shift
+		"$here/$p" "$@" >"$tmp/usage" 2>&1
+		st=$?
+		if [ "$st" -ne 2 ] || ! grep -q '^usage:' "$tmp/usage"; then
+			echo "'$args': exit $st (want 2 and a usage line):"
+			cat "$tmp/usage"
+			rc=1
+		fi
+	done
+	return $rc
+}
+log=$tmp/usage.log
+usage_checks >"$log" 2>&1
+report "all programs: --help, and exit status 2 with usage on bad arguments" $? "$log"
+
+# 9. the guest's kernel log stayed clean while the examples ran
+dmesg_check() {
+	! dmesg | grep -E 'BUG:|WARNING:|Call Trace:|twheel.*(error|leak)'
+}
+log=$tmp/dmesg.log
+dmesg_check >"$log" 2>&1
+report "kernel log: no BUG/WARNING while the examples ran" $? "$log"
+
+echo "# examples: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

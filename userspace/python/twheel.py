@@ -1,0 +1,554 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+"""twheel: Python interface to /dev/twheel, the kernel timing wheel.
+
+Pure standard library (os, fcntl, struct, array, select, binascii); no C
+extension and no ctypes.  Each Wheel is one open() of /dev/twheel: an
+independent wheel of 64-bit ids.  See twheel(4) and libtwheel(3).
+
+    import twheel
+    with twheel.Wheel(timeout_ns=30 * twheel.SEC) as w:
+        w.touch([1, 2, 3])                    # (re-)arm at now + 30 s
+        w.arm(id=4, timeout_ns=5 * twheel.SEC, data=44)
+        for ev in w.read(timeout=60):         # [Event(id, data, ...)]
+            print(ev.id, ev.data)
+        w.save("/var/lib/app/wheel.snap")     # same format as twheel_save(3)
+
+Errors raise OSError with the errno of the failing call (ENOENT for an
+absent id, EEXIST for TWHEEL_ARM_NOREPLACE, ENOSPC at the cap, EBADMSG for
+a corrupt snapshot...).  For arm(), touch(), cancel() and restore(), an
+OSError raised after some entries took effect carries their number in its
+``done`` attribute (touch() returns the short count instead, like write()).
+"""
+
+import array
+import binascii
+import collections
+import errno
+import fcntl
+import os
+import select
+import struct
+import sys
+import tempfile
+import time
+
+__all__ = [
+    "Wheel", "Config", "Arm", "Query", "Stats", "Event", "SnapshotInfo",
+    "snapshot_check", "DEVICE", "MS", "SEC",
+    "TWHEEL_ARM_ABSTIME", "TWHEEL_ARM_NOREPLACE",
+    "TWHEEL_STATE_ARMED", "TWHEEL_STATE_EXPIRED",
+]
+
+__version__ = "0.1.0"
+
+DEVICE = "/dev/twheel"
+MS = 1000000
+SEC = 1000000000
+
+# uapi/linux/twheel.h
+TWHEEL_DEFAULT_TICK_NS = 1000000
+TWHEEL_DEFAULT_TIMEOUT_NS = 30000000000
+TWHEEL_DEFAULT_MAX_IDS = 1048576
+TWHEEL_TICK_MIN_NS = 100000
+TWHEEL_TICK_MAX_NS = 3600000000000
+TWHEEL_MAX_IDS_LIMIT = 0x100000000
+TWHEEL_DEADLINE_MAX = 0x7FFFFFFFFFFFFFFF
+TWHEEL_ARM_ABSTIME = 0x1
+TWHEEL_ARM_NOREPLACE = 0x2
+TWHEEL_STATE_ARMED = 1
+TWHEEL_STATE_EXPIRED = 2
+CLOCK_MONOTONIC = 1
+CLOCK_BOOTTIME = 7
+
+# ioctl structs: native byte order, fixed sizes, no padding (see the header)
+_CONFIG = struct.Struct("=QQQII32x")     # 64
+_ARM = struct.Struct("=QQQII")           # 32
+_BATCH = struct.Struct("=QQQI12x")       # 40
+_QUERY = struct.Struct("=QQQII")         # 32
+_STATS = struct.Struct("=14Q48x")        # 160
+_DUMP = struct.Struct("=QQQQ16x")        # 48
+_EVENT = struct.Struct("=QQQQ")          # 32
+
+
+def _ioc(direction, nr, size):
+    return (direction << 30) | (size << 16) | (0xD7 << 8) | nr
+
+
+_W, _R = 1, 2
+TWHEEL_IOC_SET_CONFIG = _ioc(_W, 0x00, _CONFIG.size)
+TWHEEL_IOC_GET_CONFIG = _ioc(_R, 0x01, _CONFIG.size)
+TWHEEL_IOC_ARM = _ioc(_W | _R, 0x02, _BATCH.size)
+TWHEEL_IOC_CANCEL = _ioc(_W | _R, 0x03, _BATCH.size)
+TWHEEL_IOC_QUERY = _ioc(_W | _R, 0x04, _QUERY.size)
+TWHEEL_IOC_GET_STATS = _ioc(_R, 0x05, _STATS.size)
+TWHEEL_IOC_DUMP = _ioc(_W | _R, 0x06, _DUMP.size)
+
+Config = collections.namedtuple(
+    "Config", "tick_ns timeout_ns max_ids clockid flags")
+Arm = collections.namedtuple("Arm", "id timeout_ns data flags")
+Arm.__new__.__defaults__ = (0, 0, 0)
+Query = collections.namedtuple("Query", "id state deadline_ns data")
+Stats = collections.namedtuple(
+    "Stats", "armed pending touches arms cancels expirations delivered "
+    "timer_fires late_max_ns mem_bytes discarded reslots runs hold_max_ns")
+Event = collections.namedtuple("Event", "id data deadline_ns expired_ns")
+SnapshotInfo = collections.namedtuple(
+    "SnapshotInfo", "version flags clockid entry_size count saved_realtime_ns "
+    "tick_ns timeout_ns min_deadline_ns max_deadline_ns header_crc "
+    "entries_crc")
+
+_U64 = (1 << 64) - 1
+_ARM_BATCH = 256
+_DUMP_BATCH = 256
+
+
+def _oserror(code, detail=None, done=None):
+    msg = os.strerror(code)
+    if detail:
+        msg = "%s: %s" % (msg, detail)
+    e = OSError(code, msg)
+    if done is not None:
+        e.done = done
+    return e
+
+
+def _u64(v, what="value"):
+    v = int(v)
+    if not 0 <= v <= _U64:
+        raise _oserror(errno.EINVAL, "%s %d is not a u64" % (what, v))
+    return v
+
+
+def _ids_array(ids):
+    if isinstance(ids, int):
+        ids = (ids,)
+    a = array.array("Q")
+    for i in ids:
+        a.append(_u64(i, "id"))
+    return a
+
+
+def _addr(buf):
+    """Address of an array.array's storage (kept alive by the caller)."""
+    return buf.buffer_info()[0]
+
+
+# --------------------------------------------------------------- snapshots
+#
+# Same file as twheel_save(3), version 1, little-endian:
+#   magic "TWHEELCK", u32 version, u32 flags, u64 count, u32 clockid,
+#   u32 entry_size (24), u64 saved_realtime_ns, u64 tick_ns, u64 timeout_ns,
+#   u32 entries_crc, u32 header_crc (CRC-32 of the 60 bytes before it),
+#   then count entries { u64 id, u64 deadline_realtime_ns, u64 data }
+#   sorted by deadline then id.  CRC-32 is IEEE (binascii.crc32).
+
+_MAGIC = b"TWHEELCK"
+_SNAP_VERSION = 1
+_HDR = struct.Struct("<8sIIQIIQQQII")    # 64
+_ENTRY_SIZE = 24
+
+
+def _clock_pair(clockid):
+    a = time.clock_gettime_ns(clockid)
+    rt = time.clock_gettime_ns(time.CLOCK_REALTIME)
+    b = time.clock_gettime_ns(clockid)
+    return a + (b - a) // 2, rt
+
+
+def _convert(deadline, now_a, now_b):
+    """The instant deadline (on clock A) on clock B, clamped to [0, MAX];
+    TWHEEL_DEADLINE_MAX ("never") stays TWHEEL_DEADLINE_MAX."""
+    if deadline >= TWHEEL_DEADLINE_MAX:
+        return TWHEEL_DEADLINE_MAX
+    v = deadline - now_a + now_b
+    return 0 if v < 0 else min(v, TWHEEL_DEADLINE_MAX)
+
+
+def _le_words(data):
+    a = array.array("Q")
+    a.frombytes(data)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a
+
+
+def _load(path):
+    """Read and validate a snapshot: (SnapshotInfo, entry words)."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not (st.st_mode & 0o170000) == 0o100000:
+            raise _oserror(errno.EBADMSG, "%s: not a regular file" % path)
+        data = f.read()
+
+    def bad(why):
+        return _oserror(errno.EBADMSG, "%s: %s" % (path, why))
+
+    if len(data) < _HDR.size:
+        raise bad("empty file" if not data else "truncated header")
+    (magic, version, flags, count, clockid, entry_size, saved, tick,
+     timeout, entries_crc, header_crc) = _HDR.unpack_from(data)
+    if magic != _MAGIC:
+        raise bad("bad magic (not a twheel snapshot)")
+    if version != _SNAP_VERSION:
+        raise bad("unsupported format version")
+    if binascii.crc32(data[:_HDR.size - 4]) != header_crc:
+        raise bad("header checksum mismatch")
+    if flags:
+        raise bad("unknown flags")
+    if entry_size != _ENTRY_SIZE:
+        raise bad("unsupported entry size")
+    if count > TWHEEL_MAX_IDS_LIMIT:
+        raise bad("entry count out of range")
+    want = _HDR.size + count * _ENTRY_SIZE
+    if len(data) < want:
+        raise bad("truncated entries")
+    if len(data) > want:
+        raise bad("trailing data after the entries")
+    body = memoryview(data)[_HDR.size:]
+    if binascii.crc32(body) != entries_crc:
+        raise bad("entries checksum mismatch")
+    words = _le_words(body)
+    deadlines = words[1::3]
+    if deadlines and max(deadlines) > TWHEEL_DEADLINE_MAX:
+        raise bad("deadline out of range")
+    info = SnapshotInfo(version, flags, clockid, entry_size, count, saved,
+                        tick, timeout, min(deadlines) if count else 0,
+                        max(deadlines) if count else 0, header_crc,
+                        entries_crc)
+    return info, words
+
+
+def snapshot_check(path):
+    """Validate a snapshot file; return its SnapshotInfo.
+
+    Raises OSError(EBADMSG) if it is corrupt or truncated (the message says
+    what is wrong), or the error of opening/reading it.
+    """
+    return _load(path)[0]
+
+
+def _write_atomic(path, blob):
+    path = os.fspath(path)
+    d, base = os.path.split(path)
+    if not base:
+        raise _oserror(errno.EISDIR, path)
+    fd, tmp = tempfile.mkstemp(prefix="." + base + ".", dir=d or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    dfd = os.open(d or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.EROFS, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(dfd)
+
+
+# ------------------------------------------------------------------ Wheel
+
+class Wheel:
+    """One wheel: an open /dev/twheel.
+
+    Wheel(tick_ns=, timeout_ns=, max_ids=, clockid=, nonblock=False,
+          cloexec=True, device=DEVICE)
+
+    Config keywords left out keep the module's defaults (1 ms tick, 30 s
+    timeout, 1048576 ids, CLOCK_MONOTONIC).
+    """
+
+    def __init__(self, tick_ns=None, timeout_ns=None, max_ids=None,
+                 clockid=None, nonblock=False, cloexec=True, device=DEVICE,
+                 _fd=None, _closefd=True):
+        if _fd is None:
+            flags = os.O_RDWR | (os.O_NONBLOCK if nonblock else 0)
+            if cloexec:
+                flags |= os.O_CLOEXEC
+            _fd = os.open(device, flags)
+            if not cloexec:
+                os.set_inheritable(_fd, True)
+        self._fd = _fd
+        self._closefd = _closefd
+        try:
+            kw = dict(tick_ns=tick_ns, timeout_ns=timeout_ns,
+                      max_ids=max_ids, clockid=clockid)
+            kw = {k: v for k, v in kw.items() if v is not None}
+            if kw:
+                self.set_config(**kw)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def from_fd(cls, fd, closefd=True):
+        """Wrap an existing twheel fd (inherited, received over SCM_RIGHTS)."""
+        w = cls(_fd=fd, _closefd=closefd)
+        w.get_config()      # ENOTTY if it is not a twheel fd
+        return w
+
+    # -- fd plumbing
+    def fileno(self):
+        if self._fd is None:
+            raise ValueError("I/O operation on a closed Wheel")
+        return self._fd
+
+    @property
+    def closed(self):
+        return self._fd is None
+
+    def close(self):
+        fd, self._fd = self._fd, None
+        if fd is not None and self._closefd:
+            os.close(fd)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        if self._fd is None:
+            return "<twheel.Wheel closed>"
+        return "<twheel.Wheel fd=%d>" % self._fd
+
+    def _ioctl(self, req, buf):
+        fcntl.ioctl(self.fileno(), req, buf, True)
+        return buf
+
+    # -- configuration
+    def get_config(self):
+        b = self._ioctl(TWHEEL_IOC_GET_CONFIG, bytearray(_CONFIG.size))
+        return Config(*_CONFIG.unpack(b))
+
+    def set_config(self, config=None, **changes):
+        """Replace the configuration: a Config, and/or fields to change.
+
+        Fields not given keep their current values.  EINVAL for values
+        out of range, EBUSY to change tick_ns/clockid while ids are held.
+        """
+        cur = self.get_config() if config is None else Config(*config)
+        for k in changes:
+            if k not in Config._fields:
+                raise TypeError("unknown config field %r" % k)
+        cur = cur._replace(**changes)
+        try:
+            b = bytearray(_CONFIG.pack(*(int(v) for v in cur)))
+        except struct.error as e:
+            raise _oserror(errno.EINVAL, "config value out of range (%s)" % e)
+        self._ioctl(TWHEEL_IOC_SET_CONFIG, b)
+        return Config(*(int(v) for v in cur))
+
+    config = property(get_config, set_config,
+                      doc="The Config; assign a Config to replace it.")
+
+    def now(self):
+        """Current time on the wheel's clock, in ns."""
+        return time.clock_gettime_ns(self.get_config().clockid)
+
+    # -- ids
+    def touch(self, ids):
+        """(Re-)arm ids at now + timeout_ns: the number that took effect.
+
+        Like write(): if the first id fails the error is raised, if a later
+        one fails the short count is returned.
+        """
+        a = _ids_array(ids)
+        mv = memoryview(a).cast("B")
+        done = 0
+        while done < len(mv):
+            try:
+                n = os.write(self.fileno(), mv[done:])
+            except OSError:
+                if done:
+                    break
+                raise
+            if n <= 0:
+                break
+            done += n
+        return done // 8
+
+    def arm(self, entries=None, id=None, timeout_ns=0, data=0, flags=0):
+        """Arm ids: arm([(id, timeout_ns, data, flags), ...]) or
+        arm(id=.., timeout_ns=.., data=.., flags=..).  Returns the count.
+
+        timeout_ns is relative (0: the default timeout) unless flags has
+        TWHEEL_ARM_ABSTIME.  On error, OSError.done = entries that took
+        effect (the failing entry is entries[done]).
+        """
+        if entries is None:
+            if id is None:
+                raise TypeError("arm() needs entries or id=")
+            entries = [(id, timeout_ns, data, flags)]
+        elif isinstance(entries, int):
+            entries = [(entries, timeout_ns, data, flags)]
+        items = []
+        for e in entries:
+            if isinstance(e, dict):
+                e = Arm(**e)
+            e = tuple(e)
+            if not 1 <= len(e) <= 4:
+                raise TypeError("an arm entry is (id, timeout_ns, data, flags)")
+            e = e + (0,) * (4 - len(e))
+            items.append(e)
+        total = 0
+        for start in range(0, len(items), 4096):
+            chunk = items[start:start + 4096]
+            buf = array.array("B", bytes(len(chunk) * _ARM.size))
+            for i, (eid, t, d, f) in enumerate(chunk):
+                f = int(f)
+                if not 0 <= f <= 0xFFFFFFFF:
+                    raise _oserror(errno.EINVAL, "flags", done=total)
+                _ARM.pack_into(buf, i * _ARM.size, _u64(eid, "id"),
+                               _u64(t, "timeout_ns"), _u64(d, "data"), f, 0)
+            done = self._batch(TWHEEL_IOC_ARM, buf, len(chunk), total)
+            total += done
+        return total
+
+    def _batch(self, req, buf, count, before):
+        b = bytearray(_BATCH.pack(_addr(buf) if count else 0, count, 0, 0))
+        try:
+            self._ioctl(req, b)
+        except OSError as e:
+            e.done = before + _BATCH.unpack(b)[2]
+            raise
+        return _BATCH.unpack(b)[2]
+
+    def cancel(self, ids):
+        """Remove ids (armed or expired): the number that were present."""
+        a = _ids_array(ids)
+        return self._batch(TWHEEL_IOC_CANCEL, a, len(a), 0)
+
+    def query(self, id):
+        """Query(id, state, deadline_ns, data); OSError(ENOENT) if absent."""
+        b = bytearray(_QUERY.pack(_u64(id, "id"), 0, 0, 0, 0))
+        i, deadline, data, state, _ = _QUERY.unpack(
+            self._ioctl(TWHEEL_IOC_QUERY, b))
+        return Query(i, state, deadline, data)
+
+    def __contains__(self, id):
+        try:
+            self.query(id)
+        except OSError as e:
+            if e.errno == errno.ENOENT:
+                return False
+            raise
+        return True
+
+    def stats(self):
+        return Stats(*_STATS.unpack(
+            self._ioctl(TWHEEL_IOC_GET_STATS, bytearray(_STATS.size))))
+
+    # -- events
+    def read(self, n=64, timeout=None):
+        """Up to n expired Events, oldest first.
+
+        timeout None waits for at least one, 0 does not wait, a number
+        waits at most that many seconds; [] when nothing came in time.
+        """
+        n = int(n)
+        if n < 1:
+            raise _oserror(errno.EINVAL, "read() needs n >= 1")
+        fd = self.fileno()
+        end = None if timeout is None else time.monotonic() + max(timeout, 0)
+        p = select.poll()
+        p.register(fd, select.POLLIN)
+        while True:
+            if end is None:
+                ms = None
+            else:
+                left = end - time.monotonic()
+                ms = max(0, int(left * 1000 + 0.999))
+            ready = p.poll(ms)
+            if ready:
+                if ready[0][1] & select.POLLNVAL:
+                    raise _oserror(errno.EBADF)
+                try:
+                    data = os.read(fd, n * _EVENT.size)
+                except BlockingIOError:
+                    data = b""       # another reader took them
+                if data:
+                    return [Event(*_EVENT.unpack_from(data, off))
+                            for off in range(0, len(data), _EVENT.size)]
+            if end is not None and time.monotonic() >= end:
+                return []
+
+    def dump(self):
+        """Every armed or expired id as Arm(id, deadline_ns, data,
+        TWHEEL_ARM_ABSTIME): feed it to arm() to recreate the wheel."""
+        return list(self.iter_dump())
+
+    def iter_dump(self, batch=_DUMP_BATCH):
+        buf = array.array("B", bytes(batch * _ARM.size))
+        cursor = 0
+        while True:
+            d = bytearray(_DUMP.pack(_addr(buf), batch, 0, cursor))
+            self._ioctl(TWHEEL_IOC_DUMP, d)
+            _, _, done, cursor = _DUMP.unpack(d)
+            if not done:
+                return
+            for i in range(done):
+                eid, t, data, flags, _ = _ARM.unpack_from(buf, i * _ARM.size)
+                yield Arm(eid, t, data, flags)
+
+    # -- snapshots
+    def save(self, path):
+        """Snapshot the wheel to path, atomically; returns the id count.
+
+        Same format as twheel_save(3): deadlines against CLOCK_REALTIME.
+        """
+        cfg = self.get_config()
+        entries = {}
+        for e in self.iter_dump():
+            entries[e.id] = e
+        now_w, now_rt = _clock_pair(cfg.clockid)
+        rows = sorted((_convert(e.timeout_ns, now_w, now_rt), e.id, e.data)
+                      for e in entries.values())
+        words = array.array("Q")
+        for deadline, eid, data in rows:
+            words.append(eid)
+            words.append(deadline)
+            words.append(data)
+        if sys.byteorder != "little":
+            words.byteswap()
+        body = words.tobytes()
+        hdr = bytearray(_HDR.pack(_MAGIC, _SNAP_VERSION, 0, len(rows),
+                                  cfg.clockid, _ENTRY_SIZE, now_rt,
+                                  cfg.tick_ns, cfg.timeout_ns,
+                                  binascii.crc32(body), 0))
+        struct.pack_into("<I", hdr, 60, binascii.crc32(hdr[:60]))
+        _write_atomic(path, bytes(hdr) + body)
+        return len(rows)
+
+    def restore(self, path):
+        """Arm every id of a snapshot: the number restored.
+
+        The file is validated before anything is armed (OSError(EBADMSG)
+        and nothing changes if it is corrupt).  Deadlines already passed
+        are armed at now, so they expire at once.
+        """
+        cfg = self.get_config()
+        _, words = _load(path)
+        now_w, now_rt = _clock_pair(cfg.clockid)
+        entries = []
+        for i in range(0, len(words), 3):
+            d = _convert(words[i + 1], now_rt, now_w)
+            entries.append((words[i], max(d, now_w), words[i + 2],
+                            TWHEEL_ARM_ABSTIME))
+        return self.arm(entries)

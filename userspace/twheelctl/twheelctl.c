@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * twheelctl: inspect the twheel module and its wheels, save a running
+ * process's wheel to a snapshot, restore a snapshot into it, check one.
+ *
+ * Exit status: 0 success, 1 error, 2 usage error.  See twheelctl(8).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#include "twheel.h"
+
+#ifndef TWHEELCTL_VERSION
+#define TWHEELCTL_VERSION "0.1.0"
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+#define EXIT_USAGE 2
+#define DEV_PATH "/dev/twheel"
+#define SYS_MODULE "/sys/module/twheel"
+
+static const char *prog = "twheelctl";
+
+static void usage_text(FILE *f)
+{
+	fprintf(f,
+		"usage: %s COMMAND [ARGS]\n"
+		"\n"
+		"Commands:\n"
+		"  status                        module loaded?, parameters, /dev/twheel\n"
+		"  top [--interval S] [--once] [--iterations N]\n"
+		"                                twheel fds of every process, with rates\n"
+		"  save [--pid PID] --fd N FILE  snapshot the wheel behind fd N (of PID,\n"
+		"                                through pidfd_getfd) to FILE\n"
+		"  restore [--pid PID] --fd N FILE\n"
+		"                                arm the ids of snapshot FILE in that wheel\n"
+		"  check FILE                    validate a snapshot, print its header\n"
+		"\n"
+		"Options: -h, --help (also after a command), -V, --version\n"
+		"Exit status: 0 ok, 1 error, 2 usage error.  See twheelctl(8).\n",
+		prog);
+}
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	return EXIT_USAGE;
+}
+
+static int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v >= 0.0) || v > 86400.0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * Option with a value: "--name V", "--name=V" or "-x V".  Returns 1 and
+ * sets *val (advancing *i) if argv[*i] is that option, 0 if it is not,
+ * -1 if its value is missing.
+ */
+static int opt_value(int argc, char **argv, int *i, const char *lng,
+		     const char *shrt, const char **val)
+{
+	const char *a = argv[*i];
+	size_t l = strlen(lng);
+
+	if (!strncmp(a, lng, l) && a[l] == '=') {
+		*val = a + l + 1;
+		return 1;
+	}
+	if (strcmp(a, lng) && (!shrt || strcmp(a, shrt)))
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*val = argv[++*i];
+	return 1;
+}
+
+static int is_help(const char *a)
+{
+	return !strcmp(a, "-h") || !strcmp(a, "--help");
+}
+
+/* ------------------------------------------------------------- files */
+
+/* Read a small file into buf (NUL-terminated, trailing newline cut). */
+static int read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	r = read(fd, buf, size - 1);
+	if (r < 0) {
+		r = -errno;
+		close(fd);
+		return (int)r;
+	}
+	close(fd);
+	buf[r] = 0;
+	while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
+		buf[--r] = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------ status */
+
+static int cmd_status(int argc, char **argv)
+{
+	char path[PATH_MAX], val[256];
+	struct dirent **names = NULL;
+	int loaded, n, i, rc = 0;
+	struct stat st;
+
+	for (i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			printf("usage: %s status\n"
+			       "Show whether the twheel module is loaded, its parameters and /dev/twheel.\n"
+			       "Exit status 0 if the module is loaded and /dev/twheel exists, else 1.\n",
+			       prog);
+			return 0;
+		}
+		return usage_error("status: unexpected argument '%s'", argv[i]);
+	}
+
+	loaded = stat(SYS_MODULE, &st) == 0 && S_ISDIR(st.st_mode);
+	if (loaded) {
+		if (read_small(SYS_MODULE "/initstate", val, sizeof(val)))
+			strcpy(val, "live");
+		printf("module:      twheel loaded (%s)", val);
+		if (!read_small(SYS_MODULE "/srcversion", val, sizeof(val)))
+			printf(", srcversion %s", val);
+		if (!read_small(SYS_MODULE "/refcnt", val, sizeof(val)))
+			printf(", %s open fd(s) or users", val);
+		printf("\n");
+	} else {
+		printf("module:      twheel not loaded (no %s)\n", SYS_MODULE);
+		rc = 1;
+	}
+
+	n = loaded ? scandir(SYS_MODULE "/parameters", &names, NULL, alphasort) : -1;
+	if (n >= 0) {
+		printf("parameters:\n");
+		for (i = 0; i < n; i++) {
+			const char *name = names[i]->d_name;
+
+			if (name[0] != '.') {
+				snprintf(path, sizeof(path), SYS_MODULE "/parameters/%s", name);
+				if (read_small(path, val, sizeof(val)))
+					snprintf(val, sizeof(val), "(unreadable: %s)",
+						 strerror(errno));
+				if (!strcmp(name, "dev_mode") && isdigit((unsigned char)val[0]))
+					printf("  %-14s %s (0%lo)\n", name, val,
+					       strtoul(val, NULL, 10));
+				else
+					printf("  %-14s %s\n", name, val);
+			}
+			free(names[i]);
+		}
+		free(names);
+	} else if (loaded) {
+		printf("parameters:  (cannot list %s/parameters: %s)\n", SYS_MODULE,
+		       strerror(errno));
+	}
+
+	if (stat(DEV_PATH, &st) < 0) {
+		printf("device:      %s: %s\n", DEV_PATH, strerror(errno));
+		rc = 1;
+	} else if (!S_ISCHR(st.st_mode)) {
+		printf("device:      %s: not a character device\n", DEV_PATH);
+		rc = 1;
+	} else {
+		char mode[11] = "c---------";
+		static const char rwx[] = "rwxrwxrwx";
+
+		for (i = 0; i < 9; i++)
+			if (st.st_mode & (0400 >> i))
+				mode[i + 1] = rwx[i];
+		printf("device:      %s: character device %u:%u, mode %04o (%s), uid %u gid %u\n",
+		       DEV_PATH, major(st.st_rdev), minor(st.st_rdev),
+		       (unsigned int)(st.st_mode & 07777), mode,
+		       (unsigned int)st.st_uid, (unsigned int)st.st_gid);
+		printf("access:      %s\n", access(DEV_PATH, R_OK | W_OK) ?
+		       "this user cannot open it read-write" :
+		       "this user can open it");
+	}
+	return rc;
+}
+
+/* --------------------------------------------------------------- top */
+
+struct wheel_info {
+	int pid, fd;
+	char comm[32];
+	uint64_t armed, pending, touches, arms, cancels, expirations;
+	uint64_t delivered, mem_bytes;
+};
+
+struct sample {
+	struct wheel_info *v;
+	size_t n, cap;
+	unsigned int procs, denied;
+	struct timespec at;
+};
+
+/* Parse fdinfo; 0 if it is a twheel fd (has tick_ns, armed and pending). */
+static int parse_fdinfo(const char *path, struct wheel_info *w)
+{
+	char line[256];
+	unsigned int seen = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		static const struct {
+			const char *key;
+			size_t off;
+			unsigned int bit;
+		} keys[] = {
+			{ "tick_ns", 0, 1 },
+			{ "armed", offsetof(struct wheel_info, armed), 2 },
+			{ "pending", offsetof(struct wheel_info, pending), 4 },
+			{ "touches", offsetof(struct wheel_info, touches), 0 },
+			{ "arms", offsetof(struct wheel_info, arms), 0 },
+			{ "cancels", offsetof(struct wheel_info, cancels), 0 },
+			{ "expirations", offsetof(struct wheel_info, expirations), 0 },
+			{ "delivered", offsetof(struct wheel_info, delivered), 0 },
+			{ "mem_bytes", offsetof(struct wheel_info, mem_bytes), 0 },
+		};
+		char *colon = strchr(line, ':');
+		unsigned long long v;
+		size_t k;
+
+		if (!colon)
+			continue;
+		*colon = 0;
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			if (strcmp(line, keys[k].key))
+				continue;
+			v = strtoull(colon + 1, NULL, 10);
+			if (keys[k].off)
+				*(uint64_t *)((char *)w + keys[k].off) = v;
+			seen |= keys[k].bit;
+		}
+	}
+	fclose(f);
+	return seen == 7 ? 0 : -1;
+}
+
+static int sample_add(struct sample *s, const struct wheel_info *w)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct wheel_info *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *w;
+	return 0;
+}
+
+/* The device number of /dev/twheel, from sysfs or the node itself. */
+static int twheel_rdev(dev_t *rdev)
+{
+	unsigned int ma, mi;
+	char buf[64];
+	struct stat st;
+
+	if (!read_small("/sys/class/misc/twheel/dev", buf, sizeof(buf)) &&
+	    sscanf(buf, "%u:%u", &ma, &mi) == 2) {
+		*rdev = makedev(ma, mi);
+		return 0;
+	}
+	if (!stat(DEV_PATH, &st) && S_ISCHR(st.st_mode)) {
+		*rdev = st.st_rdev;
+		return 0;
+	}
+	return -1;
+}
+
+static int take_sample(struct sample *s)
+{
+	dev_t rdev = 0;
+	int have_rdev = !twheel_rdev(&rdev);
+	struct dirent *pe;
+	DIR *proc;
+
+	s->n = 0;
+	s->procs = 0;
+	s->denied = 0;
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	while ((pe = readdir(proc))) {
+		char path[128], link[64];
+		struct dirent *fe;
+		int pid, found = 0;
+		DIR *fds;
+
+		if (!isdigit((unsigned char)pe->d_name[0]))
+			continue;
+		pid = atoi(pe->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fds = opendir(path);
+		if (!fds) {
+			if (errno == EACCES || errno == EPERM)
+				s->denied++;
+			continue;
+		}
+		while ((fe = readdir(fds))) {
+			struct wheel_info w;
+			struct stat st;
+			ssize_t l;
+			int match;
+
+			if (!isdigit((unsigned char)fe->d_name[0]))
+				continue;
+			memset(&w, 0, sizeof(w));
+			w.pid = pid;
+			w.fd = atoi(fe->d_name);
+			snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, w.fd);
+			/*
+			 * /dev/twheel by name, or another node of the same
+			 * device under /dev (a container's, a renamed one):
+			 * stat() only those, never sockets, pipes or files
+			 * on possibly slow filesystems.
+			 */
+			l = readlink(path, link, sizeof(link) - 1);
+			if (l <= 0)
+				continue;
+			link[l] = 0;
+			match = !strcmp(link, DEV_PATH);
+			if (!match && have_rdev && !strncmp(link, "/dev/", 5))
+				match = !stat(path, &st) && S_ISCHR(st.st_mode) &&
+					st.st_rdev == rdev;
+			/* the fdinfo keys decide */
+			if (!match)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, w.fd);
+			if (parse_fdinfo(path, &w))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			if (read_small(path, w.comm, sizeof(w.comm)))
+				strcpy(w.comm, "?");
+			if (sample_add(s, &w)) {
+				closedir(fds);
+				closedir(proc);
+				return -ENOMEM;
+			}
+			found = 1;
+		}
+		closedir(fds);
+		s->procs += found;
+	}
+	closedir(proc);
+	clock_gettime(CLOCK_MONOTONIC, &s->at);
+	return 0;
+}
+
+static int cmp_wheel(const void *a, const void *b)
+{
+	const struct wheel_info *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->fd > y->fd) - (x->fd < y->fd);
+}
+
+static const struct wheel_info *find_prev(const struct sample *prev,
+					  const struct wheel_info *w)
+{
+	size_t i;
+
+	for (i = 0; prev && i < prev->n; i++)
+		if (prev->v[i].pid == w->pid && prev->v[i].fd == w->fd)
+			return &prev->v[i];
+	return NULL;
+}
+
+static void fmt_rate(char *buf, size_t size, const struct wheel_info *p,
+		     uint64_t now, uint64_t before, double dt)
+{
+	if (!p || dt <= 0 || now < before)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.1f", (double)(now - before) / dt);
+	(void)p;
+}
+
+static void fmt_bytes(char *buf, size_t size, uint64_t b)
+{
+	if (b < 10240)
+		snprintf(buf, size, "%" PRIu64 "B", b);
+	else if (b < 10ULL << 20)
+		snprintf(buf, size, "%.1fKiB", (double)b / 1024);
+	else if (b < 10ULL << 30)
+		snprintf(buf, size, "%.1fMiB", (double)b / (1 << 20));
+	else
+		snprintf(buf, size, "%.1fGiB", (double)b / (1 << 30));
+}
+
+static void print_table(struct sample *cur, const struct sample *prev)
+{
+	double dt = 0;
+	size_t i;
+
+	if (prev)
+		dt = (double)(cur->at.tv_sec - prev->at.tv_sec) +
+		     (double)(cur->at.tv_nsec - prev->at.tv_nsec) / 1e9;
+	if (cur->n)
+		qsort(cur->v, cur->n, sizeof(*cur->v), cmp_wheel);
+	printf("twheel: %zu wheel fd(s) in %u process(es)", cur->n, cur->procs);
+	if (prev)
+		printf(", rates over %.2f s", dt);
+	if (cur->denied)
+		printf(", %u process(es) not readable", cur->denied);
+	printf("\n%7s %-15s %4s %10s %9s %9s %9s %9s %10s\n", "PID", "COMM", "FD",
+	       "ARMED", "PENDING", "TOUCH/s", "EXPIRE/s", "DELIV/s", "MEM");
+	for (i = 0; i < cur->n; i++) {
+		const struct wheel_info *w = &cur->v[i], *p = find_prev(prev, w);
+		char r1[32], r2[32], r3[32], mem[32];
+
+		fmt_rate(r1, sizeof(r1), p, w->touches, p ? p->touches : 0, dt);
+		fmt_rate(r2, sizeof(r2), p, w->expirations, p ? p->expirations : 0, dt);
+		fmt_rate(r3, sizeof(r3), p, w->delivered, p ? p->delivered : 0, dt);
+		fmt_bytes(mem, sizeof(mem), w->mem_bytes);
+		printf("%7d %-15.15s %4d %10" PRIu64 " %9" PRIu64 " %9s %9s %9s %10s\n",
+		       w->pid, w->comm, w->fd, w->armed, w->pending, r1, r2, r3, mem);
+	}
+	fflush(stdout);
+}
+
+static void sleep_seconds(double s)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	struct sample a = { 0 }, b = { 0 }, *cur = &a, *prev = &b, *t;
+	double interval = 1.0;
+	uint64_t iterations = 0, it;
+	int i, once = 0, clear, err;
+	const char *v;
+
+	for (i = 1; i < argc; i++) {
+		int r;
+
+		if (is_help(argv[i])) {
+			printf("usage: %s top [--interval S] [--once] [--iterations N]\n"
+			       "List every twheel fd of every process (/proc/PID/fdinfo) with its\n"
+			       "armed and pending ids and the rates of touches, expirations and\n"
+			       "deliveries per second between two samples S seconds apart\n"
+			       "(default 1).  --once: print one table and exit (with --interval 0:\n"
+			       "at once, without rates).  --iterations N: stop after N tables.\n",
+			       prog);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--once")) {
+			once = 1;
+			continue;
+		}
+		r = opt_value(argc, argv, &i, "--interval", "-i", &v);
+		if (r < 0)
+			return usage_error("top: --interval needs a value");
+		if (r > 0) {
+			if (parse_seconds(v, &interval))
+				return usage_error("top: bad interval '%s' (seconds, 0..86400)", v);
+			continue;
+		}
+		r = opt_value(argc, argv, &i, "--iterations", "-n", &v);
+		if (r < 0)
+			return usage_error("top: --iterations needs a value");
+		if (r > 0) {
+			if (parse_u64(v, UINT32_MAX, &iterations) || !iterations)
+				return usage_error("top: bad iteration count '%s'", v);
+			continue;
+		}
+		return usage_error("top: unexpected argument '%s'", argv[i]);
+	}
+	if (once)
+		iterations = 1;
+	if (interval == 0 && iterations != 1)
+		return usage_error("top: --interval 0 needs --once");
+	clear = !once && isatty(STDOUT_FILENO);
+
+	err = take_sample(prev);
+	if (err)
+		return error("cannot scan /proc: %s", strerror(-err));
+	for (it = 0; !iterations || it < iterations; it++) {
+		if (interval > 0)
+			sleep_seconds(interval);
+		err = take_sample(cur);
+		if (err) {
+			error("cannot scan /proc: %s", strerror(-err));
+			break;
+		}
+		if (clear)
+			printf("\033[H\033[2J");
+		else if (it)
+			printf("\n");
+		print_table(cur, interval > 0 ? prev : NULL);
+		t = prev;
+		prev = cur;
+		cur = t;
+	}
+	free(a.v);
+	free(b.v);
+	return err ? 1 : 0;
+}
+
+/* ------------------------------------------------------ save/restore */
+
+/* Get a twheel fd: ours (pid 0) or one of @pid's through pidfd_getfd(). */
+static int get_wheel_fd(long pid, int fd, const char *what)
+{
+	struct twheel_config cfg;
+	int wfd, err;
+
+	if (pid > 0) {
+		int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+
+		if (pidfd < 0) {
+			err = errno;
+			if (err == ESRCH)
+				return -error("%s: no process %ld", what, pid);
+			if (err == ENOSYS)
+				return -error("%s: this kernel has no pidfd_open() (Linux 5.3 or later is needed)", what);
+			return -error("%s: pidfd_open(%ld): %s", what, pid, strerror(err));
+		}
+		wfd = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+		err = errno;
+		close(pidfd);
+		if (wfd < 0) {
+			if (err == EPERM || err == EACCES)
+				return -error("%s: not permitted to take fd %d of process %ld: "
+					      "pidfd_getfd() needs ptrace access to it (the same user "
+					      "with kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE). "
+					      "Alternatively, have the program call twheel_save(3).",
+					      what, fd, pid);
+			if (err == EBADF)
+				return -error("%s: process %ld has no fd %d", what, pid, fd);
+			if (err == ESRCH)
+				return -error("%s: process %ld exited", what, pid);
+			if (err == ENOSYS)
+				return -error("%s: this kernel has no pidfd_getfd() (Linux 5.6 or later is needed)", what);
+			return -error("%s: pidfd_getfd(%ld, %d): %s", what, pid, fd,
+				      strerror(err));
+		}
+	} else {
+		wfd = fd;
+	}
+	err = twheel_get_config(wfd, &cfg);
+	if (err) {
+		if (pid > 0)
+			close(wfd);
+		if (err == -ENOTTY || err == -EINVAL)
+			return -error("%s: fd %d%s is not a twheel fd", what, fd,
+				      pid > 0 ? " of that process" : "");
+		if (err == -EBADF)
+			return -error("%s: fd %d is not open in this process (without "
+				      "--pid, --fd names an fd inherited from the caller)",
+				      what, fd);
+		return -error("%s: fd %d: %s", what, fd, twheel_strerror(err));
+	}
+	return wfd;
+}
+
+static int cmd_save_restore(int argc, char **argv, int restore)
+{
+	const char *name = restore ? "restore" : "save";
+	const char *file = NULL, *v;
+	uint64_t pid = 0, fd = UINT64_MAX;
+	int i, wfd, err;
+
+	for (i = 1; i < argc; i++) {
+		int r;
+
+		if (is_help(argv[i])) {
+			printf("usage: %s %s [--pid PID] --fd N FILE\n", prog, name);
+			if (restore)
+				printf("Arm every id of snapshot FILE in the wheel behind fd N (of process\n"
+				       "PID, through pidfd_getfd(2), or inherited from the caller without\n"
+				       "--pid).  The file is validated before anything is armed.  A wheel\n"
+				       "lives only as long as its fd, so there is no 'restore into a new\n"
+				       "wheel' here: programs use twheel_restore(3).\n");
+			else
+				printf("Write a snapshot of the wheel behind fd N (of process PID, through\n"
+				       "pidfd_getfd(2), or inherited from the caller without --pid) to FILE,\n"
+				       "atomically.  Deadlines are stored against CLOCK_REALTIME.\n");
+			return 0;
+		}
+		r = opt_value(argc, argv, &i, "--pid", "-p", &v);
+		if (r < 0)
+			return usage_error("%s: --pid needs a value", name);
+		if (r > 0) {
+			if (parse_u64(v, INT_MAX, &pid) || !pid)
+				return usage_error("%s: bad pid '%s'", name, v);
+			continue;
+		}
+		r = opt_value(argc, argv, &i, "--fd", NULL, &v);
+		if (r < 0)
+			return usage_error("%s: --fd needs a value", name);
+		if (r > 0) {
+			if (parse_u64(v, INT_MAX, &fd))
+				return usage_error("%s: bad fd '%s'", name, v);
+			continue;
+		}
+		if (!strcmp(argv[i], "--")) {
+			if (i + 1 < argc && !file)
+				file = argv[++i];
+			if (i + 1 < argc)
+				return usage_error("%s: unexpected argument '%s'", name, argv[i + 1]);
+			break;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("%s: unknown option '%s'", name, argv[i]);
+		if (file)
+			return usage_error("%s: unexpected argument '%s'", name, argv[i]);
+		file = argv[i];
+	}
+	if (!file)
+		return usage_error("%s: missing FILE", name);
+	if (fd == UINT64_MAX) {
+		if (restore)
+			return usage_error("restore: missing --fd N: a wheel lives only as long as "
+					   "its fd, so a snapshot is restored into a running "
+					   "process's wheel (--pid PID --fd N) or by the program "
+					   "itself with twheel_restore(3); 'twheelctl check FILE' "
+					   "validates a snapshot");
+		return usage_error("save: missing --fd N (the wheel to save: --pid PID --fd N "
+				   "for another process's)");
+	}
+
+	wfd = get_wheel_fd((long)pid, (int)fd, name);
+	if (wfd < 0)
+		return 1;
+	if (restore) {
+		size_t n = 0;
+
+		err = twheel_restore(wfd, file, &n);
+		if (err == -EBADMSG) {
+			struct twheel_snapshot_info info;
+
+			twheel_snapshot_check(file, &info);
+			error("restore: %s: refused, nothing armed: %s", file,
+			      info.problem ? info.problem : twheel_strerror(err));
+		} else if (err) {
+			error("restore: %s: %s (%zu ids armed before the error)", file,
+			      twheel_strerror(err), n);
+		} else {
+			printf("restored %zu ids from %s\n", n, file);
+		}
+	} else {
+		err = twheel_save(wfd, file);
+		if (err) {
+			error("save: %s: %s", file, twheel_strerror(err));
+		} else {
+			struct twheel_snapshot_info info;
+
+			if (!twheel_snapshot_check(file, &info))
+				printf("saved %" PRIu64 " ids to %s\n", info.count, file);
+			else
+				printf("saved to %s\n", file);
+		}
+	}
+	if (pid > 0)
+		close(wfd);
+	return err ? 1 : 0;
+}
+
+/* ------------------------------------------------------------- check */
+
+static void fmt_time(char *buf, size_t size, uint64_t ns)
+{
+	time_t s = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!gmtime_r(&s, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) {
+		snprintf(buf, size, "%" PRIu64 " ns", ns);
+		return;
+	}
+	snprintf(buf + strlen(buf), size - strlen(buf), ".%09" PRIu64 "Z",
+		 (uint64_t)(ns % 1000000000U));
+}
+
+static const char *clock_name(uint32_t c)
+{
+	switch (c) {
+	case CLOCK_MONOTONIC:
+		return "CLOCK_MONOTONIC";
+	case CLOCK_BOOTTIME:
+		return "CLOCK_BOOTTIME";
+	}
+	return "unknown clock";
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct twheel_snapshot_info info;
+	const char *file = NULL;
+	char t1[64], t2[64];
+	struct timespec now;
+	int i, err;
+
+	for (i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			printf("usage: %s check FILE\n"
+			       "Validate a snapshot written by twheel_save(3) or 'twheelctl save' and\n"
+			       "print its header.  Exit status 0 if twheel_restore(3) would accept it,\n"
+			       "1 if it is corrupt, truncated or unreadable.\n", prog);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--") && i + 1 < argc && !file) {
+			file = argv[++i];
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("check: unknown option '%s'", argv[i]);
+		if (file)
+			return usage_error("check: unexpected argument '%s'", argv[i]);
+		file = argv[i];
+	}
+	if (!file)
+		return usage_error("check: missing FILE");
+
+	err = twheel_snapshot_check(file, &info);
+	if (err == -EBADMSG)
+		return error("%s: invalid snapshot: %s", file,
+			     info.problem ? info.problem : "corrupt");
+	if (err)
+		return error("%s: %s", file, strerror(-err));
+	clock_gettime(CLOCK_REALTIME, &now);
+	fmt_time(t1, sizeof(t1), info.saved_realtime_ns);
+	printf("%s: valid twheel snapshot\n", file);
+	printf("  version      %" PRIu32 "\n", info.version);
+	printf("  flags        0x%" PRIx32 "\n", info.flags);
+	printf("  clock        %s (%" PRIu32 ")\n", clock_name(info.clockid), info.clockid);
+	printf("  tick_ns      %" PRIu64 "\n", info.tick_ns);
+	printf("  timeout_ns   %" PRIu64 "\n", info.timeout_ns);
+	printf("  saved        %s\n", t1);
+	printf("  ids          %" PRIu64 "\n", info.count);
+	if (info.count) {
+		uint64_t rt = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+
+		fmt_time(t1, sizeof(t1), info.min_deadline_ns);
+		fmt_time(t2, sizeof(t2), info.max_deadline_ns);
+		printf("  earliest     %s%s\n", t1,
+		       info.min_deadline_ns <= rt ? " (passed: expires at once on restore)" : "");
+		printf("  latest       %s\n", t2);
+	}
+	printf("  header_crc   0x%08" PRIx32 "\n", info.header_crc);
+	printf("  entries_crc  0x%08" PRIx32 "\n", info.entries_crc);
+	return 0;
+}
+
+/* -------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	signal(SIGPIPE, SIG_DFL);
+	if (argc < 2) {
+		usage_text(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[1];
+	if (is_help(cmd)) {
+		usage_text(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		printf("twheelctl %s (libtwheel %d.%d)\n", TWHEELCTL_VERSION,
+		       LIBTWHEEL_VERSION_MAJOR, LIBTWHEEL_VERSION_MINOR);
+		return 0;
+	}
+	if (!strcmp(cmd, "status"))
+		return cmd_status(argc - 1, argv + 1);
+	if (!strcmp(cmd, "top"))
+		return cmd_top(argc - 1, argv + 1);
+	if (!strcmp(cmd, "save"))
+		return cmd_save_restore(argc - 1, argv + 1, 0);
+	if (!strcmp(cmd, "restore"))
+		return cmd_save_restore(argc - 1, argv + 1, 1);
+	if (!strcmp(cmd, "check"))
+		return cmd_check(argc - 1, argv + 1);
+	if (cmd[0] == '-')
+		return usage_error("unknown option '%s'", cmd);
+	return usage_error("unknown command '%s'", cmd);
+}
