@@ -4,6 +4,8 @@
 #                   kernel's headers, else Debian's newest 6.1 headers)
 # make check        install what is missing, then run every test tier
 #                   (lint, host, packaging, QEMU guest); non-zero on failure
+# make check-debug  the reliability tier: the same guest suites on a KASAN,
+#                   lockdep, kmemleak, fault-injection, KUnit debug kernel
 # make lint         checkpatch --strict, sparse C=2, W=1, kernel-doc
 # make install      module into /lib/modules/<kver>/extra (INSTALL_MOD_PATH),
 #                   depmod, udev rule, modules-load.d entry, uapi header and
@@ -30,7 +32,7 @@ MODLOADDIR ?= /usr/lib/modules-load.d
 DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
 
 .PHONY: all modules clean lint check deps install uninstall \
-	dkms-install dkms-uninstall dkms-src userspace demo
+	dkms-install dkms-uninstall dkms-src userspace demo check-debug
 
 all: modules
 
@@ -58,6 +60,9 @@ check:
 
 demo:
 	scripts/demo.sh
+
+check-debug:
+	scripts/check-debug.sh
 
 # depmod runs for a live install; a staged one (INSTALL_MOD_PATH or DESTDIR
 # set, as in a package build) leaves it to the package's postinst.

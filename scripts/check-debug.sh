@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The reliability tier behind `make check-debug`: the module built against
+# the debug kernel (KASAN, UBSAN, lockdep, DEBUG_OBJECTS, kmemleak, fault
+# injection, KUnit; scripts/debug-kernel.sh, cached), booted under QEMU with
+# every guest suite of `make check` plus the KUnit results and a kmemleak
+# scan.  Ends with "N passed, N failed, N skipped"; non-zero on failure.
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top"
+pass=0
+fail=0
+skip=0
+
+summary() {
+	echo
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+echo "=== debug kernel (cached by fragments and linux-source version) ==="
+t0=$(date +%s)
+if ! dk=$(scripts/debug-kernel.sh); then
+	echo "not ok: the debug kernel does not build"
+	fail=$((fail + 1))
+	summary
+fi
+echo "debug kernel: $dk ($(( $(date +%s) - t0 )) s; cold build took $(cat "$dk/.twheel-build-seconds" 2>/dev/null) s)"
+
+echo "=== module, selftests and user space against it ==="
+build=$top/out/debug/src
+rm -rf "$build"
+mkdir -p "$build"
+cp -r Kbuild kmod uapi "$build/"
+(cd "$build/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
+if ! make -s -C "$dk" M="$build" modules || ! make -s -C selftests ||
+	! make -s -C userspace; then
+	echo "not ok: the module, selftests or user space do not build"
+	fail=$((fail + 1))
+	summary
+fi
+
+echo "=== guest: debug kernel, QEMU (TCG) ==="
+out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
+# acpi=off: ACPI's AML interpreter is too slow under KASAN + TCG (AML loop
+# timeouts, soft lockups); CPUs and IRQs then come from the MP table.
+scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
+	--out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-3000}" \
+	-- selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
+vm_rc=$?
+if [ -f "$out/guest-results" ]; then
+	read -r _ gp _ gf _ gs < "$out/guest-results"
+	pass=$((pass + gp))
+	fail=$((fail + gf))
+	skip=$((skip + gs))
+else
+	echo "not ok: the guest wrote no results"
+	fail=$((fail + 1))
+fi
+if [ $vm_rc -ne 0 ]; then
+	echo "not ok: the guest run failed (exit $vm_rc; see $out/console.log)"
+	fail=$((fail + 1))
+fi
+summary
