@@ -35,8 +35,17 @@ rm -rf "$build"
 mkdir -p "$build"
 cp -r Kbuild kmod uapi "$build/"
 (cd "$build/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
-if ! make -s -C "$dk" M="$build" modules || ! make -s -C selftests ||
-	! make -s -C userspace; then
+# W=1 and sparse here too: only this build compiles the KUnit suite.
+make -C "$dk" M="$build" W=1 C=2 modules > "$build/build.log" 2>&1
+build_rc=$?
+if grep -E 'warning:|error:' "$build/build.log"; then
+	echo "not ok: warnings in the debug build of the module"
+	fail=$((fail + 1))
+else
+	echo "ok: debug build of the module (with the KUnit suite) is W=1 and sparse clean"
+	pass=$((pass + 1))
+fi
+if [ $build_rc -ne 0 ] || ! make -s -C selftests || ! make -s -C userspace; then
 	echo "not ok: the module, selftests or user space do not build"
 	fail=$((fail + 1))
 	summary

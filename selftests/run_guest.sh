@@ -62,6 +62,23 @@ check "/dev/twheel is a character device" test -c /dev/twheel
 if ! module_loaded || [ ! -c /dev/twheel ]; then
 	finish
 fi
+# KUnit suite of the wheel algorithm (only in a module built for a kernel
+# with KUnit, i.e. the debug kernel); its results go away with rmmod.
+. selftests/kunit.sh
+kunit_results twheel_core > "$out/kunit.ktap"
+kres=$(tail -n 1 "$out/kunit.ktap")
+case $kres in
+"pass "*)
+	cat "$out/kunit.ktap"
+	kp=$(echo "$kres" | cut -d' ' -f2)
+	kf=$(echo "$kres" | cut -d' ' -f4)
+	pass=$((pass + kp))
+	fail=$((fail + kf))
+	n=$((n + kp + kf))
+	echo "# kunit twheel_core: $kp passed, $kf failed"
+	;;
+esac
+
 base=$(slab_objs)
 echo "# twheel_node slab baseline: $base active objects"
 
@@ -143,6 +160,18 @@ fi
 
 check "rmmod twheel succeeds once every fd is closed" rmmod twheel
 check "module is gone" sh -c '! grep -q "^twheel " /proc/modules'
+
+# Module load/unload churn, with an fd opened and closed each time.
+churn() {
+	i=0
+	while [ $i -lt "${TWHEEL_MODULE_CYCLES:-100}" ]; do
+		insmod "$ko" || return 1
+		dd if=/dev/twheel of=/dev/null count=0 2> /dev/null || return 1
+		rmmod twheel || return 1
+		i=$((i + 1))
+	done
+}
+check "insmod, open, close, rmmod x${TWHEEL_MODULE_CYCLES:-100}" churn
 
 # Debug kernel: scan, wait past kmemleak's minimum object age, scan again.
 if [ -w "$kmemleak" ]; then
