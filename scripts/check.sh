@@ -3,6 +3,7 @@
 # The whole test run behind `make check`: installs what is missing, then
 #   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
 #   2. host: the wheel algorithm in user space under ASan/UBSan
+#      and a fixed-length libFuzzer run of it against a model
 #   3. install paths: make install/uninstall, modinfo, DKMS
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
 #      kselftests, module lifecycle, slab baseline, dmesg scan
@@ -66,6 +67,10 @@ else
 	echo "not ok: selftests/core does not build"
 	fail=$((fail + 1))
 fi
+
+tier "host: differential fuzzer of the wheel algorithm (libFuzzer, fixed run)"
+make -s -C selftests/core fuzz-short 2>&1 | tail -n 20 | tee "$log/fuzz"
+add_counts "$log/fuzz"
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"

@@ -41,6 +41,9 @@ packages=(
 	groff-base
 	man-db
 	iproute2
+	clang
+	libclang-rt-14-dev
+	gcc-multilib
 	"$@"
 )
 

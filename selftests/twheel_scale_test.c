@@ -32,9 +32,26 @@
 #define SEC		((uint64_t)1000000000)
 #define DEFAULT_SEED	0x7477686565ULL
 
-#define S_IDS		1000000U
+/*
+ * 1,000,000 ids; TWHEEL_SCALE_IDS sets fewer (the debug kernel's run, where
+ * KASAN and lockdep make every operation an order of magnitude dearer).
+ */
+#define S_IDS_MAX	1000000U
+#define S_IDS		s_ids
 #define S_BATCH		1024U
 #define S_NB		((S_IDS + S_BATCH - 1) / S_BATCH)
+#define S_NB_MAX	((S_IDS_MAX + S_BATCH - 1) / S_BATCH)
+
+static uint32_t s_ids = S_IDS_MAX;
+
+static void __attribute__((constructor)) scale_ids_from_env(void)
+{
+	const char *e = getenv("TWHEEL_SCALE_IDS");
+	unsigned long v = e ? strtoul(e, NULL, 0) : 0;
+
+	if (v >= S_BATCH && v <= S_IDS_MAX)
+		s_ids = v;
+}
 #define S_TIMEOUT	(3 * SEC)
 #define S_READ_EV	65536U
 #define S_TICK		(1 * MS)	/* the default tick */
@@ -106,7 +123,7 @@ struct scale {
 	uint64_t *ids;
 	struct idmap map;
 	uint64_t timeout;
-	uint64_t bt0[S_NB], bt1[S_NB];	/* clock before/after each batch */
+	uint64_t bt0[S_NB_MAX], bt1[S_NB_MAX];	/* clock before/after each batch */
 	/* results of the read phase */
 	uint64_t max_deadline, late_max, late_sum;
 	uint64_t t_first_read, t_last_read, reads;

@@ -1,0 +1,1307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for kmod/twheel_core.c: the input is a sequence of
+ * operations on one wheel and one index, run against a plain model (an
+ * array of nodes with their state, deadline and id, and the ready queue as
+ * an array), with every property checked after every step:
+ *
+ *   - never early: an event is queued only once now >= its deadline, and the
+ *     wheel queues it only once now's tick has reached its expiry tick;
+ *   - at most one tick late: after a full tw_wheel_advance() no armed node
+ *     has an expiry tick <= now's tick;
+ *   - exactly once: nothing expires twice, nothing is lost (a final flush to
+ *     the end of time expires everything but deadlines past the last tick);
+ *   - ordered: expiry ticks of nodes armed in the future never decrease;
+ *   - tw_wheel_next(): false iff nothing is armed, never later than the
+ *     earliest expiry tick (or than cur while something overdue waits);
+ *   - tw_wheel_advance() moves exactly as many nodes (expired or re-slotted)
+ *     as it takes from its budget, and returns true iff work is still due;
+ *   - nr_armed, nr_ready, late_max, the ready queue, the slot lists and the
+ *     pending bits agree with the model; cur never goes back nor past now;
+ *   - the index: nr, find() (of the ids an op touched, of every id after a
+ *     resize step and every 8th op), bucket chains sorted and in the
+ *     right (old or new) table, want_bits(), incremental resize and migrate,
+ *     and tw_index_dump() with tiny rooms and budgets while the index is
+ *     mutated and resized: nodes come out in ascending key order, each call
+ *     lists exactly the nodes whose cells it passed over, and a finished
+ *     dump has listed every node present throughout exactly once;
+ *   - tw_index_pop() tears everything down exactly once.
+ *
+ * The wheel and index are used as kmod/twheel_main.c does (tw_set: a later
+ * deadline of an armed node is only recorded; a deadline already past is
+ * queued with tw_wheel_expire()), plus the raw API the core documents
+ * (tw_wheel_add() of a deadline already due goes to the drain list; resize
+ * in either direction whenever none is in progress).
+ *
+ * A violation prints what went wrong and abort()s.  TWHEEL_FUZZ_TRACE=1 in
+ * the environment prints every operation to stderr (for replaying a crash
+ * file: ./fuzz_core crash-...).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "twheel_core.h"
+
+#define KMAX		0x7fffffffffffffffULL	/* KTIME_MAX, TWHEEL_DEADLINE_MAX */
+#define NODES		256
+#define RESIZE_MIN_BITS	2	/* forced resizes stay in [2, 11] */
+#define RESIZE_MAX_BITS	11
+#define ADVANCE_CALLS	200000	/* more calls than this: advance never ends */
+
+enum { ABSENT, ARMED, READY };
+static const char *const state_name[] = { "absent", "armed", "ready" };
+
+struct mnode {
+	struct tw_node n;
+	/* the model */
+	int state;
+	u64 id;
+	u64 deadline;
+	u64 stamp;	/* READY: the expected n.expired */
+	bool future;	/* ARMED with deadline > now: takes part in ordering */
+	bool stable;	/* dump: present, at or past the start, since it began */
+	unsigned int listed;	/* dump: times listed */
+	bool touched;	/* id inserted or removed by the current op */
+};
+
+static struct mnode m[NODES];
+static struct tw_wheel w;
+static struct tw_index x;
+
+static u64 now, tick;
+static u64 last_e;		/* highest expiry tick of an ordered expiry */
+static bool last_e_set;
+static u64 late_max;		/* model of w.late_max */
+static u64 prev_cur;
+static unsigned long nr_present, nr_armed;
+
+static int rq[NODES];		/* model of w.ready */
+static unsigned int rq_len;
+
+/* model of the index tables */
+static struct tw_node **mtab, **mold;
+static unsigned int mbits, mold_bits;
+static unsigned long mmigrated;
+
+/* dump in progress */
+static bool dump_on;
+static u64 dump_cursor, dump_start, dump_last_key;
+static bool dump_any;
+
+static u64 key_inv;		/* tw_key(id) * key_inv == id */
+static bool trace;
+static bool find_all;		/* find() every id at the next check */
+static unsigned long op_no;
+static const char *op_name = "init";
+
+/* ------------------------------------------------------------- reporting */
+
+static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "\ntwheel fuzz: VIOLATION at op %lu (%s): ", op_no, op_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n  tick_ns %" PRIu64 " now %" PRIu64 " (tick %" PRIu64
+		") cur %" PRIu64 " armed %lu ready %u present %lu\n",
+		tick, now, tick ? now / tick : 0, w.cur, nr_armed, rq_len,
+		nr_present);
+	abort();
+}
+
+#define CHECK(cond, ...) do { if (!(cond)) fail(__VA_ARGS__); } while (0)
+
+static void __attribute__((format(printf, 1, 2))) tr(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!trace)
+		return;
+	/* stderr: unbuffered, so tracing allocates nothing (see -detect_leaks) */
+	va_start(ap, fmt);
+	fprintf(stderr, "[%lu] ", op_no);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+/* ----------------------------------------------------------------- input */
+
+static const uint8_t *in_p;
+static size_t in_n;
+static uint64_t prng;		/* while nonzero, bytes come from here */
+
+static uint8_t u8(void)
+{
+	if (prng) {
+		prng ^= prng << 13;
+		prng ^= prng >> 7;
+		prng ^= prng << 17;
+		return prng >> 24;
+	}
+	if (!in_n)
+		return 0;
+	in_n--;
+	return *in_p++;
+}
+
+static u64 bytes(unsigned int nr)
+{
+	u64 v = 0;
+
+	while (nr--)
+		v = v << 8 | u8();
+	return v;
+}
+
+/* functions, not the kernel's macros: arguments may consume input */
+static u64 umin(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+static u64 umax(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
+
+static u64 sat_add(u64 a, u64 b)
+{
+	return (a > KMAX || b > KMAX - a) ? KMAX : a + b;
+}
+
+static u64 sat_mul(u64 a, u64 b)
+{
+	return (a && b > KMAX / a) ? KMAX : a * b;
+}
+
+/* The time at tick @t (clamped to the end of time) plus @off in [-1, 1]. */
+static u64 at_tick(u64 t, int off)
+{
+	u64 ns = sat_mul(t, tick);
+
+	if (off < 0 && ns)
+		return ns - 1;
+	return off > 0 ? sat_add(ns, 1) : ns;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static u64 exp_tick(u64 d)
+{
+	return d / tick + (d % tick != 0);
+}
+
+static int node_idx(const struct tw_node *n, const char *where)
+{
+	uintptr_t p = (uintptr_t)n, b = (uintptr_t)&m[0].n;
+
+	CHECK(p >= b && (p - b) % sizeof(struct mnode) == 0 &&
+	      (p - b) / sizeof(struct mnode) < NODES,
+	      "%s: pointer %p is not a node", where, (void *)n);
+	return (p - b) / sizeof(struct mnode);
+}
+
+static void rq_remove(int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < rq_len && rq[k] != i; k++)
+		;
+	CHECK(k < rq_len, "model: node %d not on ready queue", i);
+	for (; k + 1 < rq_len; k++)
+		rq[k] = rq[k + 1];
+	rq_len--;
+}
+
+/* Is @id held by a present node other than @self? */
+static bool id_used(u64 id, int self)
+{
+	int i;
+
+	for (i = 0; i < NODES; i++)
+		if (i != self && m[i].state != ABSENT && m[i].id == id)
+			return true;
+	return false;
+}
+
+static u64 id_of_key(u64 key)
+{
+	return key * key_inv;
+}
+
+/* ------------------------------------------------------------ the checks */
+
+static void check_ready_list(void)
+{
+	struct list_head *p = w.ready.next;
+	unsigned int k = 0;
+
+	CHECK(w.ready.prev->next == &w.ready, "ready list: tail does not link to head");
+	while (p != &w.ready) {
+		int i = node_idx(list_entry(p, struct tw_node, ready), "ready list");
+
+		CHECK(k < rq_len, "ready list longer than the model's %u (node %d, %s)",
+		      rq_len, i, state_name[m[i].state]);
+		CHECK(rq[k] == i, "ready list position %u holds node %d, model says %d",
+		      k, i, rq[k]);
+		CHECK(p->next->prev == p, "ready list: broken back link at %u", k);
+		p = p->next;
+		k++;
+	}
+	CHECK(k == rq_len, "ready list has %u nodes, model %u", k, rq_len);
+	CHECK(w.nr_ready == rq_len, "nr_ready %lu, model %u", w.nr_ready, rq_len);
+}
+
+static void check_hlist(const struct hlist_head *h, unsigned char *seen,
+			unsigned long *count, const char *what, int l, int s)
+{
+	struct hlist_node *const *pprev = &h->first;
+	const struct hlist_node *hn;
+
+	for (hn = h->first; hn; pprev = &hn->next, hn = hn->next) {
+		int i = node_idx(hlist_entry(hn, struct tw_node, slot), what);
+
+		CHECK(hn->pprev == pprev, "%s %d/%d: node %d has a stale pprev",
+		      what, l, s, i);
+		CHECK(m[i].state == ARMED, "%s %d/%d holds node %d which is %s",
+		      what, l, s, i, state_name[m[i].state]);
+		CHECK(!seen[i], "node %d on the wheel twice (%s %d/%d)", i, what, l, s);
+		seen[i] = 1;
+		++*count;
+	}
+}
+
+/* Slot lists, drain and pending bits against the model: after each op. */
+static void check_wheel_lists(void)
+{
+	static unsigned char seen[NODES];
+	unsigned long count = 0;
+	unsigned int l, s;
+
+	memset(seen, 0, sizeof(seen));
+	for (l = 0; l < TW_LEVELS; l++)
+		for (s = 0; s < TW_LVL_SIZE; s++) {
+			const struct hlist_head *h = &w.slots[l][s];
+
+			CHECK(!h->first || (w.pending[l] >> s & 1),
+			      "slot %u/%u holds nodes but its pending bit is clear", l, s);
+			check_hlist(h, seen, &count, "slot", l, s);
+		}
+	check_hlist(&w.drain, seen, &count, "drain", -1, -1);
+	CHECK(count == nr_armed, "%lu nodes on the wheel, model has %lu armed",
+	      count, nr_armed);
+}
+
+/* Counters, node fields, cur and tw_wheel_next(): after each wheel call. */
+static void check_wheel(void)
+{
+	u64 t, min_e = UINT64_MAX;
+	bool any;
+	int i;
+
+	CHECK(w.nr_armed == nr_armed, "nr_armed %lu, model %lu", w.nr_armed, nr_armed);
+	CHECK(w.nr_ready == rq_len, "nr_ready %lu, model %u", w.nr_ready, rq_len);
+	for (i = 0; i < NODES; i++) {
+		struct mnode *y = &m[i];
+
+		if (y->state == ABSENT)
+			continue;
+		CHECK(y->n.id == y->id, "node %d: id changed", i);
+		CHECK(y->n.deadline == y->deadline, "node %d: deadline changed", i);
+		if (y->state == ARMED) {
+			CHECK(y->n.expired == 0, "armed node %d has expired = %" PRIu64,
+			      i, y->n.expired);
+			min_e = umin(min_e, exp_tick(y->deadline));
+		} else {
+			CHECK(y->n.expired == y->stamp, "ready node %d: expired %" PRIu64
+			      ", expected %" PRIu64, i, y->n.expired, y->stamp);
+		}
+	}
+
+	CHECK(w.cur <= now / tick, "cur %" PRIu64 " is past now's tick", w.cur);
+	CHECK(w.cur >= prev_cur, "cur went back from %" PRIu64, prev_cur);
+	prev_cur = w.cur;
+	CHECK(w.late_max == late_max, "late_max %" PRIu64 ", model %" PRIu64,
+	      w.late_max, late_max);
+
+	any = tw_wheel_next(&w, &t);
+	CHECK(any == (nr_armed > 0), "tw_wheel_next() says %d with %lu armed",
+	      any, nr_armed);
+	if (any) {
+		u64 bound = umax(min_e, w.cur);
+
+		CHECK(t <= bound, "tw_wheel_next() %" PRIu64 " is later than the "
+		      "earliest expiry tick %" PRIu64, t, min_e);
+		CHECK(t >= w.cur, "tw_wheel_next() %" PRIu64 " is before cur", t);
+	}
+}
+
+static struct tw_node **bucket_of(u64 key)
+{
+	if (mold) {
+		unsigned long i = key >> (64 - mold_bits);
+
+		if (i >= mmigrated)
+			return &mold[i];
+	}
+	return &mtab[key >> (64 - mbits)];
+}
+
+static void check_chain(struct tw_node *const *head, unsigned char *seen,
+			unsigned long *count, const char *what, unsigned long b)
+{
+	const struct tw_node *n;
+	bool first = true;
+	u64 prev = 0;
+
+	for (n = *head; n; n = n->hnext) {
+		int i = node_idx(n, "index chain");
+		u64 key = tw_key(n->id);
+
+		CHECK(m[i].state != ABSENT, "index %s bucket %lu holds removed node %d",
+		      what, b, i);
+		CHECK(!seen[i], "node %d twice in the index", i);
+		seen[i] = 1;
+		++*count;
+		CHECK(bucket_of(key) == head, "node %d (key %#" PRIx64 ") in the wrong "
+		      "bucket (%s %lu)", i, key, what, b);
+		CHECK(first || key > prev, "index %s bucket %lu not sorted by key",
+		      what, b);
+		prev = key;
+		first = false;
+	}
+}
+
+static void check_index(void)
+{
+	static unsigned char seen[NODES];
+	unsigned long count = 0, b;
+	unsigned int want = 0;
+	int i;
+
+	CHECK(x.tab == mtab && x.bits == mbits, "index table %p/2^%u, expected %p/2^%u",
+	      (void *)x.tab, x.bits, (void *)mtab, mbits);
+	CHECK(x.old == mold, "index old table %p, expected %p", (void *)x.old,
+	      (void *)mold);
+	CHECK(!mold || (x.old_bits == mold_bits && x.migrated == mmigrated),
+	      "index resize state 2^%u migrated %lu, expected 2^%u %lu",
+	      x.old_bits, x.migrated, mold_bits, mmigrated);
+	CHECK(x.nr == nr_present, "index nr %lu, model %lu", x.nr, nr_present);
+
+	memset(seen, 0, sizeof(seen));
+	for (b = 0; b < 1UL << mbits; b++)
+		check_chain(&mtab[b], seen, &count, "new", b);
+	if (mold)
+		for (b = mmigrated; b < 1UL << mold_bits; b++)
+			check_chain(&mold[b], seen, &count, "old", b);
+	CHECK(count == nr_present, "index chains hold %lu nodes, model %lu",
+	      count, nr_present);
+	find_all |= op_no % 8 == 0;
+
+	/*
+	 * find() of every id after index surgery and every 8th op; else of
+	 * the ids the op touched and a few others (the chain walk above
+	 * already places every node).
+	 */
+	for (i = 0; i < NODES; i++) {
+		struct tw_node *f;
+		int j;
+
+		if (!find_all && !m[i].touched && (i * 37 + op_no) % 64)
+			continue;
+		m[i].touched = false;
+		f = tw_index_find(&x, m[i].id);
+
+		if (m[i].state != ABSENT) {
+			CHECK(f == &m[i].n, "find(%#" PRIx64 ") of node %d gives %p",
+			      m[i].id, i, (void *)f);
+		} else if (f) {
+			/* a removed id: found only if another node now holds it */
+			j = node_idx(f, "find");
+			CHECK(m[j].state != ABSENT && m[j].id == m[i].id,
+			      "find(%#" PRIx64 ") of removed node %d gives node %d",
+			      m[i].id, i, j);
+		}
+	}
+
+	if (!mold) {
+		unsigned long size = 1UL << mbits;
+
+		if (nr_present > size && mbits < TW_IDX_MAX_BITS)
+			want = mbits + 1;
+		else if (nr_present < size / 8 && mbits > TW_IDX_MIN_BITS)
+			want = mbits - 1;
+	}
+	CHECK(tw_index_want_bits(&x) == want, "want_bits %u, expected %u (nr %lu, 2^%u%s)",
+	      tw_index_want_bits(&x), want, nr_present, mbits,
+	      mold ? ", resizing" : "");
+}
+
+static void check_all(void)
+{
+	check_ready_list();
+	check_wheel_lists();
+	check_wheel();
+	check_index();
+	find_all = false;
+}
+
+/* ---------------------------------------------------------- wheel model */
+
+/*
+ * One tw_wheel_advance() call; compare what it queued with the model.
+ * Returns what the call returned.
+ */
+static bool advance_once(unsigned int budget)
+{
+	unsigned int before = budget, k = 0, queued = rq_len;
+	u64 nt = now / tick, t, reslots = w.reslots;
+	struct list_head *p;
+	bool more, due;
+
+	more = tw_wheel_advance(&w, now, &budget);
+	CHECK(budget <= before, "advance raised the budget %u -> %u", before, budget);
+	CHECK(w.reslots >= reslots, "reslots went back");
+
+	/* the old part of the ready queue is unchanged; the rest is new */
+	for (p = w.ready.next; p != &w.ready; p = p->next, k++) {
+		int i = node_idx(list_entry(p, struct tw_node, ready), "ready list");
+		struct mnode *y = &m[i];
+		u64 e;
+
+		CHECK(k < 2 * NODES, "ready list loops");
+		if (k < rq_len) {
+			CHECK(rq[k] == i, "advance reordered the ready queue at %u", k);
+			continue;
+		}
+		CHECK(y->state != READY, "node %d expired twice", i);
+		CHECK(y->state == ARMED, "node %d expired while %s", i,
+		      state_name[y->state]);
+		e = exp_tick(y->deadline);
+		CHECK(y->deadline <= now, "node %d expired early: deadline %" PRIu64
+		      " > now by %" PRIu64, i, y->deadline, y->deadline - now);
+		CHECK(e <= nt, "node %d expired before its tick: tick %" PRIu64
+		      " > now's %" PRIu64, i, e, nt);
+		CHECK(y->n.expired == umax(now, 1), "node %d: expired stamp %" PRIu64
+		      ", expected %" PRIu64, i, y->n.expired, umax(now, 1));
+		if (y->future) {
+			CHECK(!last_e_set || e >= last_e, "out of order: node %d tick %"
+			      PRIu64 " after tick %" PRIu64, i, e, last_e);
+			last_e = e;
+			last_e_set = true;
+		}
+		late_max = umax(late_max, now - y->deadline);
+		y->state = READY;
+		y->stamp = umax(now, 1);
+		rq[rq_len++] = i;
+		nr_armed--;
+		tr("  expired node %d deadline %" PRIu64 " tick %" PRIu64 "%s", i,
+		   y->deadline, e, y->future ? "" : " (armed overdue)");
+	}
+	CHECK(k >= rq_len, "advance dropped ready nodes");
+	CHECK(before - budget == (rq_len - queued) + (w.reslots - reslots),
+	      "advance used %u of its budget %u but moved %u nodes (%u expired, %"
+	      PRIu64 " re-slotted)", before - budget, before,
+	      (unsigned int)(rq_len - queued + (w.reslots - reslots)),
+	      rq_len - queued, w.reslots - reslots);
+	CHECK(!more || !budget, "advance returned true with budget %u left", budget);
+
+	due = tw_wheel_next(&w, &t) && t <= nt;
+	CHECK(more == due, "advance returned %d but work due is %d", more, due);
+	if (!more) {
+		int i;
+
+		for (i = 0; i < NODES; i++)
+			CHECK(m[i].state != ARMED || exp_tick(m[i].deadline) > nt,
+			      "late: node %d (deadline %" PRIu64 ", tick %" PRIu64
+			      ") still armed after a full advance to tick %" PRIu64,
+			      i, m[i].deadline, exp_tick(m[i].deadline), nt);
+	}
+	check_wheel();	/* lists and index are checked after the operation */
+	return more;
+}
+
+/* Budgets cycle through a pattern picked by one byte. */
+static void advance_full(uint8_t b)
+{
+	unsigned long calls = 0;
+	unsigned int budget;
+
+	do {
+		if (b >= 224)
+			budget = 1U << 20;
+		else
+			budget = 1 + (b * 7 + calls * 13) % (1 + b % 17);
+		CHECK(++calls < ADVANCE_CALLS, "advance does not finish");
+	} while (advance_once(budget));
+	tr("  full advance in %lu calls", calls);
+}
+
+static void detach(int i)
+{
+	struct mnode *y = &m[i];
+
+	if (y->state == ARMED) {
+		tw_wheel_del(&w, &y->n);
+		nr_armed--;
+	} else if (y->state == READY) {
+		tw_wheel_unqueue(&w, &y->n);
+		CHECK(y->n.expired == 0, "unqueue left expired set");
+		rq_remove(i);
+	}
+}
+
+/* Arm through the wheel (even when already due), or queue directly. */
+static void place(int i, u64 d, bool raw)
+{
+	struct mnode *y = &m[i];
+
+	y->n.deadline = d;
+	y->deadline = d;
+	if (!raw && d <= now) {
+		tw_wheel_expire(&w, &y->n, now);
+		y->state = READY;
+		y->stamp = umax(now, 1);
+		rq[rq_len++] = i;
+		return;
+	}
+	tw_wheel_add(&w, &y->n);
+	y->state = ARMED;
+	y->future = d > now;
+	nr_armed++;
+}
+
+/* ---------------------------------------------------------- index model */
+
+static void dump_forget(int i)
+{
+	m[i].stable = false;
+}
+
+static u64 gen_id(int i)
+{
+	unsigned int mode = u8() % 8;
+	u64 id = 0, a;
+	int j;
+
+	switch (mode) {
+	case 0:
+		id = i;
+		break;
+	case 1:
+		id = (u64)i << 40;
+		break;
+	case 2:
+		id = bytes(8);
+		break;
+	case 3:	/* the other key of another node's cell */
+	case 4:	/* a key near another node's, often in its bucket */
+		j = u8() % NODES;
+		if (m[j].state == ABSENT) {
+			id = bytes(2);
+			break;
+		}
+		if (mode == 3) {
+			id = id_of_key(tw_key(m[j].id) ^ 1);
+		} else {
+			a = u8();
+			id = id_of_key(tw_key(m[j].id) ^ a << (u8() % 56));
+		}
+		break;
+	case 5: {	/* keys at the ends of the key space */
+		static const u64 keys[] = { 0, 1, 2, 3, ~0ULL, ~0ULL - 1,
+					    1ULL << 63, (1ULL << 63) - 1,
+					    (1ULL << 63) + 1, 1ULL << 62 };
+
+		id = id_of_key(keys[u8() % (sizeof(keys) / sizeof(keys[0]))]);
+		break;
+	}
+	case 6:	/* bucket prefix and low bits chosen */
+		a = u8();
+		id = id_of_key(a << 56 | bytes(1));
+		break;
+	default:
+		a = bytes(1);
+		id = a + ((u64)u8() << 32);
+		break;
+	}
+	while (id_used(id, i))
+		id = id * 3 + 1;
+	return id;
+}
+
+static void create(int i)
+{
+	struct mnode *y = &m[i];
+
+	y->id = gen_id(i);
+	memset(&y->n, 0x5a, sizeof(y->n));	/* the core must set what it uses */
+	y->n.id = y->id;
+	tw_index_insert(&x, &y->n);
+	nr_present++;
+	y->touched = true;
+	y->stable = false;
+	y->listed = 0;
+}
+
+static void destroy(int i)
+{
+	detach(i);
+	tw_index_remove(&x, &m[i].n);
+	CHECK(m[i].n.hnext == NULL, "index remove left hnext set");
+	m[i].state = ABSENT;
+	m[i].touched = true;
+	nr_present--;
+	dump_forget(i);
+}
+
+static void start_resize(unsigned int bits)
+{
+	struct tw_node **tab = calloc(1UL << bits, sizeof(*tab));
+
+	CHECK(tab, "out of memory");
+	tr("  resize 2^%u -> 2^%u", mbits, bits);
+	tw_index_start_resize(&x, tab, bits);
+	find_all = true;
+	mold = mtab;
+	mold_bits = mbits;
+	mmigrated = 0;
+	mtab = tab;
+	mbits = bits;
+}
+
+static void migrate(unsigned long buckets)
+{
+	struct tw_node **ret = tw_index_migrate(&x, buckets);
+
+	find_all = true;
+	if (!mold) {
+		CHECK(!ret, "migrate returned a table while not resizing");
+		return;
+	}
+	mmigrated += umin(buckets, (1UL << mold_bits) - mmigrated);
+	if (mmigrated == 1UL << mold_bits) {
+		CHECK(ret == mold, "migrate finished but returned %p, not %p",
+		      (void *)ret, (void *)mold);
+		free(ret);
+		mold = NULL;
+		tr("  resize done");
+	} else {
+		CHECK(!ret, "migrate returned a table with %lu buckets to go",
+		      (1UL << mold_bits) - mmigrated);
+	}
+}
+
+static unsigned long migrate_count(void)
+{
+	uint8_t b = u8();
+
+	return b >= 240 ? ~0UL : b % 9;
+}
+
+/* ----------------------------------------------------------------- dump */
+
+static void dump_begin(void)
+{
+	unsigned int mode = u8() % 6;
+	u64 c = 0;
+	int i, j;
+
+	switch (mode) {
+	case 1:
+		c = bytes(8) >> 1;
+		break;
+	case 2:
+		j = u8() % NODES;
+		c = m[j].state != ABSENT ? tw_key(m[j].id) >> 1 : 0;
+		c += u8() % 3 == 2 ? 1 : 0;
+		break;
+	case 3:
+		c = TW_CURSOR_END - 1 - u8() % 2;
+		break;
+	case 4:
+		c = u8() == 255 ? TW_CURSOR_END : (u64)u8() << 55;
+		break;
+	default:
+		break;
+	}
+	dump_on = true;
+	dump_cursor = dump_start = c;
+	dump_any = false;
+	for (i = 0; i < NODES; i++) {
+		m[i].listed = 0;
+		m[i].stable = m[i].state != ABSENT && tw_key(m[i].id) >> 1 >= c;
+	}
+	tr("  dump from cell %#" PRIx64, c);
+}
+
+static void dump_step(void)
+{
+	uint8_t rb = u8(), bb = u8();
+	unsigned long room = 1 + rb % 9;
+	unsigned long budget = bb >= 250 ? ~0UL : 1 + bb % 64, b0 = budget;
+	static unsigned char now_listed[NODES];
+	u64 c0, c1;
+	struct tw_node **out;
+	unsigned long nr, j;
+	int i;
+
+	if (!dump_on)
+		dump_begin();
+	c0 = dump_cursor;
+	out = malloc(room * sizeof(*out));	/* exact size: ASan sees overruns */
+	CHECK(out, "out of memory");
+	nr = tw_index_dump(&x, &dump_cursor, out, room, &budget);
+	c1 = dump_cursor;
+	tr("  dump room %lu budget %lu: %lu nodes, cursor %#" PRIx64 " -> %#" PRIx64,
+	   room, b0, nr, c0, c1);
+	CHECK(nr <= room, "dump stored %lu into room %lu", nr, room);
+	CHECK(budget <= b0, "dump raised the budget");
+	CHECK(c1 >= c0 && c1 <= TW_CURSOR_END, "dump cursor went %#" PRIx64
+	      " -> %#" PRIx64, c0, c1);
+	CHECK(c0 == TW_CURSOR_END || room < 2 || c1 > c0,
+	      "dump made no progress at %#" PRIx64 " with room %lu", c0, room);
+	memset(now_listed, 0, sizeof(now_listed));
+	for (j = 0; j < nr; j++) {
+		u64 key;
+
+		i = node_idx(out[j], "dump");
+		key = tw_key(m[i].id);
+		CHECK(m[i].state != ABSENT, "dump listed removed node %d", i);
+		CHECK(!dump_any || key > dump_last_key, "dump out of key order: "
+		      "node %d key %#" PRIx64 " after %#" PRIx64, i, key, dump_last_key);
+		CHECK(key >> 1 >= c0 && key >> 1 < c1, "dump listed node %d (cell %#"
+		      PRIx64 ") outside [%#" PRIx64 ", %#" PRIx64 ")", i, key >> 1,
+		      c0, c1);
+		dump_last_key = key;
+		dump_any = true;
+		m[i].listed++;
+		now_listed[i] = 1;
+	}
+	free(out);
+	/* every node in the cells passed over was listed by this very call */
+	for (i = 0; i < NODES; i++) {
+		u64 cell = tw_key(m[i].id) >> 1;
+
+		if (m[i].state == ABSENT || cell < c0 || cell >= c1)
+			continue;
+		CHECK(now_listed[i], "dump passed cell %#" PRIx64 " but did not "
+		      "list node %d", cell, i);
+	}
+	if (!nr && c1 < TW_CURSOR_END && budget) {
+		unsigned int pair = 0;
+
+		for (i = 0; i < NODES; i++)
+			pair += m[i].state != ABSENT && tw_key(m[i].id) >> 1 == c1;
+		CHECK(room == 1 && pair == 2, "dump returned 0 with budget left at "
+		      "cell %#" PRIx64 " (room %lu, %u nodes there)", c1, room, pair);
+	}
+	if (c1 == TW_CURSOR_END) {
+		for (i = 0; i < NODES; i++) {
+			CHECK(!m[i].stable || m[i].listed == 1, "finished dump listed "
+			      "node %d (present throughout) %u times", i, m[i].listed);
+			CHECK(m[i].listed <= 1, "dump listed node %d %u times", i,
+			      m[i].listed);
+		}
+		dump_on = false;
+		tr("  dump finished");
+	}
+}
+
+/* ------------------------------------------------------------ deadlines */
+
+static u64 gen_deadline(void)
+{
+	u64 nt = now / tick, d = now, a;
+	unsigned int l;
+	int j, off;
+
+	/* one u8() per expression: the order of reads must be defined */
+	switch (u8() % 10) {
+	case 0:		/* within a few ticks */
+		a = tick * u8() / 32;
+		d = sat_add(now, 1 + a + u8());
+		break;
+	case 1:		/* at the scale of a level, 0..7 */
+		l = u8() % TW_LEVELS;
+		a = sat_mul(sat_mul(tick, 1ULL << (TW_LVL_BITS * l)) / 64, 1 + u8());
+		d = sat_add(now, a + u8());
+		break;
+	case 2:
+		d = KMAX;
+		break;
+	case 3:		/* on a tick boundary, or next to one */
+		off = (int)(u8() % 3) - 1;
+		d = at_tick(nt + u8() % 70, off);
+		break;
+	case 4:		/* on a slot boundary of some level */
+		l = 1 + u8() % (TW_LEVELS - 1);
+		off = (int)(u8() % 3) - 1;
+		d = at_tick(((nt >> (TW_LVL_BITS * l)) + 1 + u8() % 3) <<
+			    (TW_LVL_BITS * l), off);
+		break;
+	case 5:		/* already due */
+		a = u8();
+		d = now - umin(now, sat_mul(a, tick / 4 + u8()));
+		break;
+	case 6:
+		d = bytes(8) & KMAX;
+		break;
+	case 7:		/* tie with another node */
+		j = u8() % NODES;
+		d = m[j].state != ABSENT ? m[j].deadline : sat_add(now, 1);
+		d = sat_add(d, u8() % 3);
+		break;
+	case 8:		/* the last reachable tick boundary, and past it */
+		d = u8() & 1 ? KMAX / tick * tick : KMAX - u8();
+		break;
+	default:	/* far, random, saturating */
+		a = bytes(4);
+		d = sat_add(now, sat_mul(sat_mul(a, 1 + u8()), tick / 1000 + 1));
+		break;
+	}
+	return d;
+}
+
+/* ---------------------------------------------------------------- time */
+
+static void time_step(void)
+{
+	u64 nt = now / tick, to = now, t, a;
+	unsigned int l;
+	int i;
+
+	switch (u8() % 9) {
+	case 0:
+		to = sat_add(now, sat_mul(tick, u8()) / 64);
+		break;
+	case 1:
+		to = sat_add(now, sat_mul(tick, 1 + u8() % 66));
+		break;
+	case 2:		/* to the next slot that comes due, or next to it */
+		if (tw_wheel_next(&w, &t))
+			to = at_tick(t, (int)(u8() % 3) - 1);
+		break;
+	case 3:		/* to the earliest deadline, or just before it */
+		t = 0;
+		for (i = 0; i < NODES; i++)
+			if (m[i].state == ARMED && (!t || m[i].deadline < t))
+				t = m[i].deadline;
+		to = t ? t - (u8() & 1) : now;
+		break;
+	case 4:		/* a jump at the scale of a level */
+		l = u8() % TW_LEVELS;
+		a = sat_mul(sat_mul(tick, 1ULL << (TW_LVL_BITS * l)), 1 + u8() % 64);
+		to = sat_add(now, a + u8());
+		break;
+	case 5:		/* huge */
+		to = sat_add(now, bytes(8) & KMAX);
+		break;
+	case 6:
+		a = u8() % 2;
+		to = KMAX - a * u8();
+		break;
+	case 7:		/* to the start of the next period of a level */
+		l = 1 + u8() % (TW_LEVELS - 1);
+		to = at_tick(((nt >> (TW_LVL_BITS * l)) + 1) << (TW_LVL_BITS * l),
+			     (int)(u8() % 3) - 1);
+		break;
+	default:
+		to = sat_add(now, 1 + u8());
+		break;
+	}
+	if (to > now)
+		now = to;
+	tr("  now %" PRIu64 " (tick %" PRIu64 ")", now, now / tick);
+}
+
+/* ----------------------------------------------------------- operations */
+
+enum op {
+	OP_SET, OP_ADD_RAW, OP_CANCEL, OP_READ, OP_ADVANCE_FULL,
+	OP_ADVANCE_PARTIAL, OP_CATCH_UP, OP_TIME, OP_MAINTAIN, OP_RESIZE,
+	OP_MIGRATE, OP_DUMP_BEGIN, OP_DUMP_STEP, OP_FIND, OP_BULK_SET,
+	OP_BULK_CANCEL, OP_FLUSH, OP_NR
+};
+
+static const char *const op_names[] = {
+	"set", "add_raw", "cancel", "read", "advance_full", "advance_partial",
+	"catch_up", "time", "maintain", "resize", "migrate", "dump_begin",
+	"dump_step", "find", "bulk_set", "bulk_cancel", "flush",
+};
+
+/* Opcode byte -> operation, the common ones more often. */
+static const unsigned char op_table[32] = {
+	OP_SET, OP_SET, OP_SET, OP_SET, OP_SET, OP_ADD_RAW, OP_CANCEL, OP_CANCEL,
+	OP_READ, OP_READ, OP_ADVANCE_FULL, OP_ADVANCE_FULL, OP_ADVANCE_FULL,
+	OP_ADVANCE_PARTIAL, OP_ADVANCE_PARTIAL, OP_CATCH_UP, OP_TIME, OP_TIME,
+	OP_TIME, OP_TIME, OP_MAINTAIN, OP_MAINTAIN, OP_RESIZE, OP_MIGRATE,
+	OP_DUMP_BEGIN, OP_DUMP_STEP, OP_DUMP_STEP, OP_DUMP_STEP, OP_FIND,
+	OP_BULK_SET, OP_BULK_CANCEL, OP_FLUSH,
+};
+
+/* kmod's tw_set(): create if absent; later deadline of an armed node lazily */
+static void op_set(int i, u64 d, bool raw)
+{
+	struct mnode *y = &m[i];
+
+	tr("%s node %d deadline %" PRIu64 " (tick %" PRIu64 ", %s)",
+	   raw ? "add_raw" : "set", i, d, exp_tick(d), state_name[y->state]);
+	if (!raw && y->state == ARMED && d >= y->deadline && d > now) {
+		y->n.deadline = d;
+		y->deadline = d;
+		return;
+	}
+	if (y->state == ABSENT)
+		create(i);
+	else
+		detach(i);
+	place(i, d, raw);
+}
+
+static void op_read(unsigned int nr)
+{
+	while (nr-- && !list_empty(&w.ready)) {
+		struct tw_node *n = list_first_entry(&w.ready, struct tw_node, ready);
+		int i = node_idx(n, "read");
+
+		CHECK(rq_len && rq[0] == i, "read: head of ready queue is node %d", i);
+		CHECK(m[i].deadline <= n->expired, "read: node %d expired at %" PRIu64
+		      " before its deadline %" PRIu64, i, n->expired, m[i].deadline);
+		tr("  read node %d", i);
+		destroy(i);
+	}
+}
+
+static void op_find(void)
+{
+	u64 id = u8() & 1 ? bytes(8) : id_of_key(bytes(8));
+	struct tw_node *f = tw_index_find(&x, id);
+	int i;
+
+	for (i = 0; i < NODES; i++)
+		if (m[i].state != ABSENT && m[i].id == id)
+			break;
+	CHECK(f == (i < NODES ? &m[i].n : NULL), "find(%#" PRIx64 ") gives %p",
+	      id, (void *)f);
+}
+
+static void run_op(void)
+{
+	enum op op = op_table[u8() % 32];
+	unsigned int k, nr;
+	uint8_t b;
+	int i;
+
+	op_name = op_names[op];
+	switch (op) {
+	case OP_SET:
+	case OP_ADD_RAW:
+		i = u8() % NODES;
+		op_set(i, gen_deadline(), op == OP_ADD_RAW);
+		break;
+	case OP_CANCEL:
+		i = u8() % NODES;
+		tr("cancel node %d (%s)", i, state_name[m[i].state]);
+		if (m[i].state != ABSENT)
+			destroy(i);
+		break;
+	case OP_READ:
+		nr = 1 + u8() % 16;
+		tr("read %u", nr);
+		op_read(nr);
+		break;
+	case OP_ADVANCE_FULL:
+		b = u8();
+		tr("advance_full to %" PRIu64 " pattern %u", now, b);
+		advance_full(b);
+		break;
+	case OP_ADVANCE_PARTIAL:
+		b = u8() % 16;
+		tr("advance_partial to %" PRIu64 " budget %u", now, b);
+		advance_once(b);
+		break;
+	case OP_CATCH_UP:
+		tr("catch_up to %" PRIu64, now);
+		tw_wheel_catch_up(&w, now);
+		break;
+	case OP_TIME:
+		tr("time");
+		time_step();
+		break;
+	case OP_MAINTAIN:	/* what kmod's tw_maintain() does */
+		k = tw_index_want_bits(&x);
+		tr("maintain (want %u)", k);
+		if (k)
+			start_resize(k);
+		migrate(migrate_count());
+		break;
+	case OP_RESIZE:
+		b = u8();
+		k = b & 1 ? mbits + 1 : mbits - 1;
+		tr("resize to 2^%u%s", k, mold ? " (busy)" : "");
+		if (!mold && k >= RESIZE_MIN_BITS && k <= RESIZE_MAX_BITS)
+			start_resize(k);
+		break;
+	case OP_MIGRATE:
+		tr("migrate");
+		migrate(migrate_count());
+		break;
+	case OP_DUMP_BEGIN:
+		tr("dump_begin");
+		dump_begin();
+		break;
+	case OP_DUMP_STEP:
+		tr("dump_step");
+		dump_step();
+		break;
+	case OP_FIND:
+		op_find();
+		break;
+	case OP_BULK_SET:
+	case OP_BULK_CANCEL: {
+		uint64_t seed = bytes(2) | 1ULL << 40;
+		unsigned int stride = 1 + 2 * (u8() % 64);
+
+		nr = 1 + u8() % 128;
+		i = u8() % NODES;
+		tr("%s %u from node %d stride %u", op_names[op], nr, i, stride);
+		/* like a write() or CANCEL in kmod: tw_lock() maintains, catches up */
+		k = tw_index_want_bits(&x);
+		if (k)
+			start_resize(k);
+		if (mold)
+			migrate((nr + 1) * 4);
+		tw_wheel_catch_up(&w, now);
+		check_wheel();
+		prng = seed;
+		for (k = 0; k < nr; k++, i = (i + stride) % NODES) {
+			if (op == OP_BULK_SET)
+				op_set(i, gen_deadline(), false);
+			else if (m[i].state != ABSENT)
+				destroy(i);
+		}
+		prng = 0;
+		break;
+	}
+	case OP_FLUSH:
+		tr("flush");
+		now = KMAX;
+		advance_full(u8());
+		break;
+	default:
+		break;
+	}
+	check_all();
+}
+
+/* ------------------------------------------------------------- one input */
+
+static const u64 ticks[] = { 100000, 1000000, 7777777, 3600000000000ULL,
+			     1000000000, 100001, 123456789 };
+
+static void setup(void)
+{
+	unsigned int k = u8();
+	u64 t0;
+	int i;
+
+	if (k < 224)
+		tick = ticks[k % (sizeof(ticks) / sizeof(ticks[0]))];
+	else	/* any tick the module accepts: [100 us, 1 h] */
+		tick = 100000 + bytes(6) % (3600000000000ULL - 100000 + 1);
+	switch (u8() % 6) {
+	case 0:
+		t0 = 0;
+		break;
+	case 1:
+		t0 = sat_mul(bytes(3), tick);
+		t0 = sat_add(t0, u8());
+		break;
+	case 2:
+		t0 = bytes(8) >> 2;
+		break;
+	case 3:
+		t0 = KMAX - sat_mul(tick, bytes(2));
+		break;
+	case 4:
+		t0 = KMAX - u8();
+		break;
+	default:
+		t0 = bytes(8) & KMAX;
+		break;
+	}
+	now = t0;
+	memset(&w, 0, sizeof(w));
+	tw_wheel_init(&w, tick, now);
+	CHECK(w.cur == now / tick, "init: cur %" PRIu64, w.cur);
+	prev_cur = w.cur;
+	last_e = 0;
+	last_e_set = false;
+	late_max = 0;
+	nr_present = nr_armed = 0;
+	rq_len = 0;
+	for (i = 0; i < NODES; i++) {
+		m[i].state = ABSENT;
+		m[i].id = ~0ULL - i;
+	}
+	mbits = TW_IDX_MIN_BITS;
+	mtab = calloc(1UL << mbits, sizeof(*mtab));
+	CHECK(mtab, "out of memory");
+	mold = NULL;
+	mmigrated = 0;
+	tw_index_init(&x, mtab, mbits);
+	dump_on = false;
+	tr("setup tick %" PRIu64 " now %" PRIu64, tick, now);
+}
+
+/*
+ * Start states, picked by one input byte, that take many operations to
+ * build: 120 nodes (mixed ids and deadlines), then a shrink or a grow of
+ * the index in progress, or a wheel advanced part way with its drain list
+ * full.  Written in the input's own encoding: opcode bytes are indexes
+ * into op_table[].
+ */
+#define OPB_ADVANCE_PARTIAL	13
+#define OPB_TIME		16
+#define OPB_MAINTAIN		20
+#define OPB_RESIZE		22
+#define OPB_MIGRATE		23
+#define OPB_BULK_SET		29
+
+static const uint8_t script_nodes[] = {
+	OPB_BULK_SET, 0x12, 0x34, 37, 119, 0,	/* seed, stride 75, 120, from 0 */
+};
+static const uint8_t script_shrink[] = {
+	OPB_RESIZE, 0,				/* 2^6 -> 2^5 */
+	OPB_MIGRATE, 1,				/* one old bucket moved */
+};
+static const uint8_t script_grow[] = {
+	OPB_MAINTAIN, 3,			/* 2^6 -> 2^7, three moved */
+};
+static const uint8_t script_drain[] = {
+	OPB_TIME, 4, 3, 5, 0,			/* six level-3 slots later */
+	OPB_ADVANCE_PARTIAL, 5,			/* five nodes moved */
+};
+
+static void run_script(const uint8_t *script, size_t len)
+{
+	const uint8_t *p = in_p;
+	size_t n = in_n;
+
+	in_p = script;
+	in_n = len;
+	while (in_n) {
+		op_no++;
+		run_op();
+	}
+	in_p = p;
+	in_n = n;
+}
+
+static void start_state(void)
+{
+	unsigned int k = u8();
+
+	if (k < 192)
+		return;
+	k %= 4;
+	tr("start state %u", k);
+	run_script(script_nodes, sizeof(script_nodes));
+	if (k == 1)
+		run_script(script_shrink, sizeof(script_shrink));
+	else if (k == 2)
+		run_script(script_grow, sizeof(script_grow));
+	else if (k == 3)
+		run_script(script_drain, sizeof(script_drain));
+}
+
+/* Expire everything that can expire, read it all, pop the index empty. */
+static void teardown(void)
+{
+	static unsigned char seen[NODES];
+	unsigned long pos = 0, popped = 0;
+	struct tw_node *n;
+	int i;
+
+	op_name = "final flush";
+	op_no++;
+	tr("final flush");
+	now = KMAX;
+	advance_full(0);
+	for (i = 0; i < NODES; i++)
+		CHECK(m[i].state != ARMED || m[i].deadline > KMAX / tick * tick,
+		      "lost: node %d (deadline %" PRIu64 ") never expired", i,
+		      m[i].deadline);
+	op_read(NODES);
+	CHECK(list_empty(&w.ready) && w.nr_ready == 0, "ready queue not empty");
+	check_all();
+
+	op_name = "teardown";
+	memset(seen, 0, sizeof(seen));
+	while ((n = tw_index_pop(&x, &pos))) {
+		i = node_idx(n, "pop");
+		CHECK(m[i].state != ABSENT, "pop returned removed node %d", i);
+		CHECK(!seen[i], "pop returned node %d twice", i);
+		seen[i] = 1;
+		popped++;
+		CHECK(popped <= nr_present, "pop returned more than %lu nodes",
+		      nr_present);
+	}
+	CHECK(popped == nr_present, "pop returned %lu of %lu nodes", popped,
+	      nr_present);
+	CHECK(x.nr == 0, "index nr %lu after popping everything", x.nr);
+	CHECK(!tw_index_pop(&x, &pos), "pop of an empty index");
+	free(x.tab);
+	free(x.old);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	u64 g = GOLDEN_RATIO_64, inv = g;
+	const char *env = getenv("TWHEEL_FUZZ_TRACE");
+	int k;
+
+	(void)argc;
+	(void)argv;
+	for (k = 0; k < 6; k++)		/* Newton: each step doubles the bits */
+		inv *= 2 - g * inv;
+	key_inv = inv;
+	if (tw_key(key_inv) != 1 || id_of_key(tw_key(12345)) != 12345) {
+		fprintf(stderr, "twheel fuzz: bad key inverse\n");
+		abort();
+	}
+	if (op_table[OPB_ADVANCE_PARTIAL] != OP_ADVANCE_PARTIAL ||
+	    op_table[OPB_TIME] != OP_TIME || op_table[OPB_MAINTAIN] != OP_MAINTAIN ||
+	    op_table[OPB_RESIZE] != OP_RESIZE || op_table[OPB_MIGRATE] != OP_MIGRATE ||
+	    op_table[OPB_BULK_SET] != OP_BULK_SET) {
+		fprintf(stderr, "twheel fuzz: OPB_* do not match op_table[]\n");
+		abort();
+	}
+	trace = env && *env && *env != '0';
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	in_p = data;
+	in_n = size;
+	prng = 0;
+	op_no = 0;
+	op_name = "setup";
+	setup();
+	check_all();
+	start_state();
+	while (in_n) {
+		op_no++;
+		run_op();
+	}
+	teardown();
+	return 0;
+}
