@@ -71,6 +71,7 @@
 #define TW_CHUNK		64	/* ids per write()/CANCEL lock hold */
 #define TW_ARM_CHUNK		16	/* ARM/DUMP entries per lock hold */
 #define TW_READ_CHUNK		16	/* events per read() lock hold */
+#define TW_READ_FAULT_IN	65536	/* read() buffer checked at a time */
 #define TW_EXPIRE_BATCH		1024	/* nodes per expiry lock hold */
 #define TW_DUMP_BUCKETS		4096	/* index buckets per DUMP lock hold */
 #define TW_MIGRATE		4	/* index buckets moved per id */
@@ -455,13 +456,19 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
 	return done ? done : err;
 }
 
+/*
+ * Events are copied only into memory already faulted in (without writing
+ * to it), whole records at a time, with page faults disabled under the
+ * lock: an event leaves the queue only once it is in the user's buffer, and
+ * nothing is written past the records read() returns.
+ */
 static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		       loff_t *ppos)
 {
 	struct twheel *wh = file->private_data;
 	struct twheel_event ev[TW_READ_CHUNK];
 	const size_t sz = sizeof(ev[0]);
-	size_t done = 0;
+	size_t done = 0, safe = 0;
 	int err;
 
 	if (count < sz)
@@ -474,9 +481,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		struct tw_node *node;
 		size_t left;
 
-		mutex_lock(&wh->lock);
-		if (!wh->w.nr_ready) {
-			tw_mutex_unlock(wh);
+		if (!tw_has_events(wh)) {
 			if (done)
 				break;
 			if (file->f_flags & O_NONBLOCK)
@@ -484,10 +489,18 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 			err = wait_event_interruptible(wh->wq, tw_has_events(wh));
 			if (err)
 				return err;
-			continue;
 		}
+		if (safe < sz) {
+			size_t want = min_t(size_t, count - done, TW_READ_FAULT_IN);
+
+			safe = want - fault_in_safe_writeable(buf + done, want);
+			safe -= safe % sz;
+			if (!safe)
+				break;
+		}
+		mutex_lock(&wh->lock);
 		list_for_each_entry(node, &wh->w.ready, ready) {
-			if (n == TW_READ_CHUNK || done + n * sz >= count)
+			if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
 				break;
 			ev[n].id = node->id;
 			ev[n].data = node->data;
@@ -509,8 +522,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		tw_maintain(wh, ok);
 		tw_mutex_unlock(wh);
 		done += ok * sz;
-		if (ok < n && fault_in_writeable(buf + done, sz))
-			break;
+		safe = ok < n ? 0 : safe - ok * sz;	/* a page went away */
 		cond_resched();
 	}
 	return done ? done : -EFAULT;

@@ -57,7 +57,7 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # timeouts, soft lockups); CPUs and IRQs then come from the MP table.
 scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	--out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-3000}" \
-	-- selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
+	-- env TWHEEL_SCALE_IDS=100000 selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?
 if [ -f "$out/guest-results" ]; then
 	read -r _ gp _ gf _ gs < "$out/guest-results"
