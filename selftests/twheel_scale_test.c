@@ -402,8 +402,8 @@ TEST_F_TIMEOUT(scale, heartbeat, 300)
 	p1_1 = calloc(S_NB, sizeof(*p1_1));
 	ASSERT_TRUE(p1_0 && p1_1);
 	t1 = touch_pass(_metadata, fd, s);
-	memcpy(p1_0, s->bt0, sizeof(s->bt0));
-	memcpy(p1_1, s->bt1, sizeof(s->bt1));
+	memcpy(p1_0, s->bt0, S_NB * sizeof(*p1_0));
+	memcpy(p1_1, s->bt1, S_NB * sizeof(*p1_1));
 	t2 = touch_pass(_metadata, fd, s);
 	ASSERT_EQ(0, get_stats(fd, &st));
 	t_after = now_ns();
