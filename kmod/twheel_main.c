@@ -474,8 +474,6 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 	if (count < sz)
 		return -EINVAL;
 	count -= count % sz;
-	if (!access_ok(buf, count))
-		return -EFAULT;
 	while (done < count) {
 		unsigned long n = 0, ok, i;
 		struct tw_node *node;
@@ -493,7 +491,8 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		if (safe < sz) {
 			size_t want = min_t(size_t, count - done, TW_READ_FAULT_IN);
 
-			safe = want - fault_in_safe_writeable(buf + done, want);
+			safe = access_ok(buf + done, want) ?
+			       want - fault_in_safe_writeable(buf + done, want) : 0;
 			safe -= safe % sz;
 			if (!safe)
 				break;
@@ -664,18 +663,19 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	return 0;
 }
 
-static int tw_batch_in(struct twheel_batch *b, void __user *arg, size_t esz)
+/*
+ * Validate a batch header.  The entries are not checked with access_ok()
+ * up front: each chunk is copied on its own, so a fault stops the batch at
+ * the exact entry it hits, wherever the buffer lies in the address space.
+ */
+static int tw_batch_in(const struct twheel_batch *b, size_t esz)
 {
 	u64 bytes;
 
-	if (copy_from_user(b, arg, sizeof(*b)))
-		return -EFAULT;
 	if (b->flags || memchr_inv(b->reserved, 0, sizeof(b->reserved)))
 		return -EINVAL;
 	if (check_mul_overflow(b->count, (u64)esz, &bytes))
 		return -EINVAL;
-	if (!access_ok(u64_to_user_ptr(b->ptr), bytes))
-		return -EFAULT;
 	return 0;
 }
 
@@ -693,9 +693,11 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 	u64 done = 0;
 	int err;
 
-	err = tw_batch_in(&b, arg, sizeof(e[0]));
+	if (copy_from_user(&b, arg, sizeof(b)))
+		return -EFAULT;
+	err = tw_batch_in(&b, sizeof(e[0]));
 	if (err)
-		return err;
+		return tw_batch_out(arg, 0, err);
 	while (done < b.count) {
 		long n = tw_copy_in(e, u64_to_user_ptr(b.ptr) + done * sizeof(e[0]),
 				    min_t(u64, b.count - done, TW_ARM_CHUNK),
@@ -744,9 +746,11 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 	struct twheel_batch b;
 	int err;
 
-	err = tw_batch_in(&b, arg, sizeof(ids[0]));
+	if (copy_from_user(&b, arg, sizeof(b)))
+		return -EFAULT;
+	err = tw_batch_in(&b, sizeof(ids[0]));
 	if (err)
-		return err;
+		return tw_batch_out(arg, 0, err);
 	while (pos < b.count) {
 		long n = tw_copy_in(ids, u64_to_user_ptr(b.ptr) + pos * sizeof(u64),
 				    min_t(u64, b.count - pos, TW_CHUNK),
@@ -813,8 +817,6 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 	    d.cursor > TW_CURSOR_END ||
 	    check_mul_overflow(d.count, (u64)sizeof(out[0]), &bytes))
 		return -EINVAL;
-	if (!access_ok(u64_to_user_ptr(d.ptr), bytes))
-		return -EFAULT;
 	while (done < d.count && d.cursor < TW_CURSOR_END) {
 		unsigned long room = min_t(u64, d.count - done, TW_ARM_CHUNK);
 		unsigned long buckets = TW_DUMP_BUCKETS, nr, i;
