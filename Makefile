@@ -6,6 +6,8 @@
 #                   (lint, host, packaging, QEMU guest); non-zero on failure
 # make check-debug  the reliability tier: the same guest suites on a KASAN,
 #                   lockdep, kmemleak, fault-injection, KUnit debug kernel
+# make bench        the benchmarks in the QEMU guest (about 15 minutes):
+#                   docs/bench/results.md and its plots
 # make lint         checkpatch --strict, sparse C=2, W=1, kernel-doc
 # make install      module into /lib/modules/<kver>/extra (INSTALL_MOD_PATH),
 #                   depmod, udev rule, modules-load.d entry, uapi header and
@@ -32,7 +34,7 @@ MODLOADDIR ?= /usr/lib/modules-load.d
 DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
 
 .PHONY: all modules clean lint check deps install uninstall \
-	dkms-install dkms-uninstall dkms-src userspace demo check-debug
+	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench
 
 all: modules
 
@@ -63,6 +65,9 @@ demo:
 
 check-debug:
 	scripts/check-debug.sh
+
+bench:
+	scripts/bench.sh
 
 # depmod runs for a live install; a staged one (INSTALL_MOD_PATH or DESTDIR
 # set, as in a package build) leaves it to the package's postinst.

@@ -1,0 +1,1063 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel_bench: one workload per process; results as JSON lines.
+ * userspace/bench/run_guest.sh runs the whole matrix in the QEMU guest and
+ * userspace/bench/render.py turns the lines into docs/bench/results.md and
+ * the plots.
+ *
+ *   twheel_bench [-o FILE] [-r REP] -c CONTENDER[,...] -n N WORKLOAD [OPTIONS]
+ *
+ * One process per run: one contender (heartbeat, idle), or several side by
+ * side (touch).  Workloads:
+ *   heartbeat  N live ids, each touched once per period P (timeout 2P);
+ *              every period 10% go silent, must expire (never early,
+ *              exactly once) and are replaced by new ids; CPU per touch,
+ *              lateness.  --period-ms P, --window-ms W (periods: enough
+ *              for W, at least 2) or --periods K, --batch B
+ *   touch      every contender of -c a,b,.. in this one process arms
+ *              the N ids, then random touches in batches (--batches
+ *              1,64,1024, --touches K split in --rounds R, the contenders
+ *              interleaved round by round); ns per touch.  --mem adds the
+ *              kernel memory per id, --burst (or --burst-only a,b) an
+ *              expiry burst of all N ids in one tick and a read of N events
+ *              already queued.
+ *   idle       --seconds S with no id, then S with --far F ids a year
+ *              away: CPU of the process, hrtimer fires of the wheel
+ *   limits     the fd limits the timerfd contender runs into
+ *
+ * Exit status: 0, or 1 if a correctness check failed (an event early, one
+ * missing, one duplicated), 2 on a usage or setup error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <linux/twheel.h>
+
+#include "bench.h"
+
+static const struct contender_ops *all_ops[] = {
+	&scan_ops, &timerfd_ops, &twheel_ops, &inproc_ops,
+};
+
+struct opts {
+	const struct contender_ops *ops;	/* the contender (the first of -c) */
+	const struct contender_ops *cont[8];	/* touch: all of -c a,b,c */
+	int ncont;
+	const char *workload;
+	uint64_t n;
+	int rep;
+	uint64_t period_ms;
+	uint64_t tick_ns;
+	uint64_t window_ms, periods;
+	size_t batch;
+	size_t batches[8];
+	int nbatches;
+	uint64_t touches;
+	int rounds;
+	bool mem, burst;
+	const char *burst_only;	/* --burst only for these contenders */
+	double seconds;
+	uint64_t far;
+};
+
+static int failed;	/* a correctness check failed */
+
+static bool needs_now(const struct contender_ops *ops)
+{
+	/* twheel and inproc read their own clock, as the module does */
+	return ops == &scan_ops || ops == &timerfd_ops;
+}
+
+static uint64_t *make_ids(uint64_t n)
+{
+	uint64_t *ids = xcalloc(n, sizeof(*ids)), i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = id_of(i);
+	return ids;
+}
+
+/* Open a contender of @ops with @co; 0 or -errno. */
+static int copen(const struct contender_ops *ops, struct contender **c,
+		 const struct copts *co)
+{
+	int err = ops->open(c, co);
+
+	if (!err) {
+		(*c)->ops = ops;
+		(*c)->o = *co;
+	}
+	return err;
+}
+
+/* ---- heartbeat ------------------------------------------------------------ */
+
+/*
+ * N slots, each holding one live id touched once per period P at its own
+ * offset x_j = j * P / N in the period; the timeout is 2P.  Every period,
+ * one slot in ten (j + p) % 10 == 0 lets its id go silent and starts a new
+ * id (generation + 1), so each period has N touches of which N/10 insert a
+ * new id, and N/10 ids expire: a steady state whatever N, at a touch rate
+ * of N / P.  Id of slot j, generation g: id_of(j + N * g).
+ */
+#define HB_GOT	1	/* its event arrived */
+#define HB_WANT	2	/* silent, due (as scheduled) before the touches end */
+#define HB_LIVE	4	/* expired while live, not touched since */
+
+struct hb {
+	struct sink s;
+	uint64_t n, ngen;	/* slots, generations per slot */
+	uint32_t *gen;		/* per slot: current generation */
+	uint64_t *lb;		/* per id: lower bound of its deadline */
+	uint8_t *got;		/* per id: HB_GOT, HB_WANT */
+	uint64_t t_expect;	/* end of the touches */
+	uint64_t expected, delivered, exp_delivered, spurious, post, dup;
+	uint64_t early, foreign;
+	uint64_t late_q_max;
+	bool touching_done;
+	struct lat lat;
+};
+
+static void hb_event(struct sink *s, const struct bench_event *e)
+{
+	struct hb *h = (struct hb *)s;
+	uint64_t idx = index_of(e->id), j, g;
+
+	if (idx >= h->n * h->ngen) {
+		h->foreign++;
+		return;
+	}
+	j = idx % h->n;
+	g = idx / h->n;
+	if (g > h->gen[j]) {
+		h->foreign++;
+		return;
+	}
+	/* never early: against what the contender says and what we asked */
+	if (e->seen < e->deadline || (e->queued && e->queued < e->deadline) ||
+	    e->deadline < h->lb[idx] || e->seen < h->lb[idx]) {
+		if (h->early < 5)
+			fprintf(stderr, "EARLY: id %#" PRIx64 " deadline %" PRIu64
+				" queued %" PRIu64 " seen %" PRIu64 " bound %" PRIu64 "\n",
+				e->id, e->deadline, e->queued, e->seen, h->lb[idx]);
+		h->early++;
+	}
+	if (g == h->gen[j]) {		/* a live id */
+		if (!h->touching_done) {
+			h->spurious++;	/* touched too late */
+			h->got[idx] |= HB_LIVE;
+		} else {
+			h->post++;	/* touching has stopped: expected */
+		}
+		return;
+	}
+	if (h->got[idx] & HB_GOT) {
+		h->dup++;
+		return;
+	}
+	h->got[idx] |= HB_GOT;
+	h->delivered++;
+	lat_add(&h->lat, (int64_t)(e->seen - e->deadline));
+	if (e->queued && e->queued - e->deadline > h->late_q_max)
+		h->late_q_max = e->queued - e->deadline;
+	if (h->got[idx] & HB_WANT) {
+		h->exp_delivered++;
+		if (h->exp_delivered == h->expected && h->touching_done)
+			s->done = true;
+	}
+}
+
+/* Seconds per id to re-arm existing ids: a sample of up to 10,000. */
+static double rearm_rate(struct contender *c, const struct opts *o,
+			 const uint64_t *ids, uint64_t n)
+{
+	uint64_t k = n < 10000 ? n : 10000, i, t0;
+	uint64_t *dl = xcalloc(k, sizeof(*dl)), far = now_ns() + 7200 * NSEC_PER_SEC;
+	int err;
+
+	for (i = 0; i < k; i++)
+		dl[i] = far + i;
+	t0 = now_ns();
+	err = o->ops->arm_abs(c, ids, dl, k);
+	if (err)
+		die("%s: re-arming a sample failed: %s", o->ops->name, strerror(-err));
+	free(dl);
+	return (double)(now_ns() - t0) / 1e9 / (double)k;
+}
+
+static void heartbeat(const struct opts *o)
+{
+	const uint64_t n = o->n, P = o->period_ms * NSEC_PER_MSEC, T = 2 * P;
+	const uint64_t K = o->periods ? o->periods :
+		(o->window_ms * NSEC_PER_MSEC + P - 1) / P < 2 ? 2 :
+		(o->window_ms * NSEC_PER_MSEC + P - 1) / P;
+	const uint64_t ngen = 1 + (K + 9) / 10, slots = K * n;
+	struct copts co = { .n_max = 2 * n + 64, .timeout_ns = T,
+			    .tick_ns = o->tick_ns };
+	uint64_t *ids = make_ids(n), *dl = xcalloc(n, sizeof(*dl));
+	uint64_t *batch = xcalloc(o->batch, sizeof(*batch));
+	uint64_t t0, t_start, t_touch_end, t_hard, t_abort, drain, create_ns;
+	uint64_t setup_ns, i, t_done = 0, t_look = 0;
+	uint64_t cursor = 0, touches = 0, inserts = 0, calls = 0, max_lag = 0;
+	uint64_t cpu0 = 0, busy0 = 0, w_touches = 0, t_w0 = 0;
+	uint64_t cpu1 = 0, busy1 = 0, t_w1 = 0;
+	struct hb h = { .s.fn = hb_event, .n = n, .ngen = ngen };
+	struct twheel_stats st0, st1;
+	bool measuring = false, aborted = false;
+	struct contender *c;
+	int64_t p50, p99, pmax;
+	double rate;
+	int err;
+
+	h.gen = xcalloc(n, sizeof(*h.gen));
+	h.lb = xcalloc(n * ngen, sizeof(*h.lb));
+	h.got = xcalloc(n * ngen, 1);
+	err = copen(o->ops, &c, &co);
+	if (err)
+		die("%s: open failed: %s", o->ops->name, strerror(-err));
+
+	/*
+	 * Setup, not measured: create every id with a far deadline, time the
+	 * re-arming of a sample, then re-arm every id as if last seen one
+	 * period before its offset: deadline = start + x_j + P, with a start
+	 * that leaves room for this second pass.
+	 */
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		dl[i] = t0 + 3600 * NSEC_PER_SEC + i;
+	err = o->ops->arm_abs(c, ids, dl, n);
+	if (err)
+		die("%s: creating %" PRIu64 " ids failed: %s", o->ops->name, n,
+		    strerror(-err));
+	create_ns = now_ns() - t0;
+	rate = rearm_rate(c, o, ids, n);
+	t_start = now_ns() + (uint64_t)(rate * 1.5e9 * (double)n) +
+		200 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		dl[i] = t_start + i * P / n + P;
+		h.lb[i] = dl[i];
+	}
+	err = o->ops->arm_abs(c, ids, dl, n);
+	if (err)
+		die("%s: arming %" PRIu64 " ids failed: %s", o->ops->name, n,
+		    strerror(-err));
+	setup_ns = now_ns() - t0;
+	if (now_ns() > t_start)
+		fprintf(stderr, "heartbeat: setup overran the start by %.3f s\n",
+			(double)(now_ns() - t_start) / 1e9);
+	sleep_until(t_start);
+	t_touch_end = t_start + K * P;
+	h.t_expect = t_touch_end;
+	/* drain: only waited for when an expected event is missing */
+	drain = P > 5 * NSEC_PER_SEC ? P : 5 * NSEC_PER_SEC;
+	t_hard = t_touch_end + drain;
+	/* a contender that cannot keep up stops touching at twice the window */
+	t_abort = t_touch_end + (t_touch_end - t_start) + 2 * NSEC_PER_SEC;
+
+	for (;;) {
+		uint64_t now = now_ns(), due, next;
+
+		/* CPU is measured from the second period on: steady state */
+		if (!measuring && now >= t_start + P) {
+			measuring = true;
+			t_w0 = now;
+			w_touches = touches;
+			cpu0 = cpu_self_ns();
+			busy0 = cpu_busy_ns();
+			if (o->ops == &twheel_ops)
+				twheel_get_stats(c, &st0);
+		}
+		if (cursor < slots) {
+			due = (now - t_start) * n / P;
+			if (due > slots)
+				due = slots;
+			while (cursor < due && !aborted) {
+				size_t k = 0;
+				uint64_t tnow = needs_now(o->ops) ? now_ns() : 0;
+				uint64_t lb = (tnow ? tnow : now_ns()) + T;
+
+				for (; cursor < due && k < o->batch; cursor++) {
+					uint64_t p = cursor / n, j = cursor % n;
+					uint64_t slot_t = t_start + cursor * P / n;
+
+					if ((j + p) % 10 == 0) {
+						/*
+						 * The live id goes silent, a new one
+						 * starts.  The old one was scheduled at
+						 * (p - 1) P + x_j: due at (p + 1) P + x_j,
+						 * wanted if that is within the touches.
+						 */
+						uint64_t old = j + n * h.gen[j];
+
+						if ((p + 1) * n + j <= K * n) {
+							h.got[old] |= HB_WANT;
+							h.expected++;
+						}
+						/*
+						 * A contender that fell behind may have
+						 * expired it already, as a live id: that
+						 * was its final event after all.
+						 */
+						if (h.got[old] & HB_LIVE) {
+							h.spurious--;
+							h.got[old] |= HB_GOT;
+							h.delivered++;
+							h.exp_delivered += !!(h.got[old] & HB_WANT);
+						}
+						h.gen[j]++;
+						inserts++;
+					}
+					if (now - slot_t > max_lag)
+						max_lag = now - slot_t;
+					h.lb[j + n * h.gen[j]] = lb;
+					h.got[j + n * h.gen[j]] &= ~HB_LIVE;
+					batch[k++] = id_of(j + n * h.gen[j]);
+				}
+				err = o->ops->touch(c, batch, k, tnow);
+				if (err)
+					die("%s: touch failed: %s", o->ops->name,
+					    strerror(-err));
+				touches += k;
+				calls++;
+				if (cursor >= due)
+					continue;
+				/*
+				 * Behind schedule.  An event-driven contender
+				 * still takes its ready events between batches
+				 * (a non-blocking look, at most every 10 ms), so
+				 * that expired ids do not pile up; the scan loop,
+				 * whose look is a whole scan, works off its
+				 * backlog of touches first, its best strategy.
+				 */
+				if (o->ops != &scan_ops && now_ns() - t_look > 10 * NSEC_PER_MSEC) {
+					err = o->ops->wait(c, 0, &h.s);
+					if (err)
+						die("%s: wait failed: %s", o->ops->name,
+						    strerror(-err));
+					t_look = now_ns();
+				}
+				aborted = now_ns() >= t_abort;
+			}
+			if (cursor == slots || aborted) {
+				/* the window ends with the touches */
+				t_done = t_w1 = now_ns();
+				cpu1 = cpu_self_ns();
+				busy1 = cpu_busy_ns();
+				if (o->ops == &twheel_ops)
+					twheel_get_stats(c, &st1);
+				w_touches = touches - w_touches;
+				h.touching_done = true;
+				if (h.exp_delivered == h.expected)
+					h.s.done = true;
+				if (t_done + drain > t_hard)
+					t_hard = t_done + drain;
+				cursor = slots;	/* no more touches */
+			}
+			next = t_start + (cursor + o->batch) * P / n;
+			if (next > t_touch_end)
+				next = t_touch_end;
+			if (!measuring && next > t_start + P)
+				next = t_start + P;
+		} else {
+			next = t_hard;
+		}
+		if (h.s.done || (h.touching_done && now >= t_hard))
+			break;
+		if (next > t_hard)
+			next = t_hard;
+		err = o->ops->wait(c, next, &h.s);
+		if (err)
+			die("%s: wait failed: %s", o->ops->name, strerror(-err));
+		if (h.s.done && cursor < slots)
+			h.s.done = false;	/* keep touching */
+	}
+	if (aborted)
+		fprintf(stderr, "heartbeat: %s could not keep up: %" PRIu64
+			" of %" PRIu64 " touches in %.1f s\n", o->ops->name, touches,
+			slots, (double)(t_done - t_start) / 1e9);
+
+	lat_summary(&h.lat, &p50, &p99, &pmax);
+	json_begin("heartbeat", o->ops->name, n, o->rep);
+	json_u("period_ms", o->period_ms);
+	json_u("timeout_ms", T / NSEC_PER_MSEC);
+	json_u("periods", K);
+	json_u("tick_ns", o->tick_ns);
+	json_u("batch", o->batch);
+	json_f("touch_rate_per_ms", (double)n / (double)o->period_ms);
+	json_f("create_s", (double)create_ns / 1e9);
+	json_f("setup_s", (double)setup_ns / 1e9);
+	json_f("window_s", (double)(t_touch_end - t_start) / 1e9);
+	json_f("touching_s", (double)(t_done - t_start) / 1e9);
+	json_f("achieved_rate_per_ms", (double)touches / ((double)(t_done - t_start) / 1e6));
+	json_u("aborted", aborted);
+	json_u("kept_up", !aborted && !h.spurious && t_done < t_touch_end + P / 2);
+	json_f("cpu_window_s", (double)(t_w1 - t_w0) / 1e9);
+	json_u("touches", touches);
+	json_u("inserts", inserts);
+	json_u("window_touches", w_touches);
+	json_u("touch_calls", calls);
+	json_f("max_touch_lag_ms", (double)max_lag / 1e6);
+	json_f("cpu_self_s", (double)(cpu1 - cpu0) / 1e9);
+	json_f("cpu_sys_s", (double)(busy1 - busy0) / 1e9);
+	json_f("cpu_self_s_per_mtouch", (double)(cpu1 - cpu0) / 1e3 / (double)w_touches);
+	json_f("cpu_sys_s_per_mtouch", (double)(busy1 - busy0) / 1e3 / (double)w_touches);
+	json_u("expected", h.expected);
+	json_u("delivered_expected", h.exp_delivered);
+	json_u("delivered", h.delivered);
+	json_u("missing", h.expected - h.exp_delivered);
+	json_u("spurious", h.spurious);
+	json_u("post_window", h.post);
+	json_u("duplicates", h.dup);
+	json_u("foreign", h.foreign);
+	json_u("early", h.early);
+	json_f("late_p50_ms", (double)p50 / 1e6);
+	json_f("late_p99_ms", (double)p99 / 1e6);
+	json_f("late_max_ms", (double)pmax / 1e6);
+	if (h.late_q_max)
+		json_f("late_queue_max_ms", (double)h.late_q_max / 1e6);
+	if (o->ops == &twheel_ops) {
+		json_u("timer_fires", st1.timer_fires - st0.timer_fires);
+		json_u("runs", st1.runs - st0.runs);
+		json_u("reslots", st1.reslots - st0.reslots);
+		json_u("hold_max_ns", st1.hold_max_ns);
+		json_u("late_max_ns", st1.late_max_ns);
+		json_u("mem_bytes", st1.mem_bytes);
+	}
+	if (o->ops == &scan_ops) {
+		json_u("scans", scan_count(c));
+		json_f("scan_pass_ms", scan_pass_ns(c) / 1e6);
+	}
+	if (o->ops == &inproc_ops) {
+		struct inproc_info ii;
+
+		inproc_info(c, &ii);
+		json_u("reslots", ii.reslots);
+		json_u("hold_max_ns", ii.hold_max_ns);
+	}
+	json_end();
+	if (h.early || h.dup || h.foreign || h.exp_delivered != h.expected)
+		failed = 1;
+	o->ops->close(c);
+	lat_free(&h.lat);
+	free(h.gen);
+	free(h.lb);
+	free(h.got);
+	free(ids);
+	free(dl);
+	free(batch);
+}
+
+/* ---- touch throughput, memory, expiry burst ------------------------------- */
+
+struct count_sink {
+	struct sink s;
+	uint64_t want, got, early, first, last;
+	uint64_t n;
+	uint8_t *seen;
+	uint64_t dup, foreign;
+};
+
+static void count_event(struct sink *s, const struct bench_event *e)
+{
+	struct count_sink *k = (struct count_sink *)s;
+	uint64_t i = index_of(e->id);
+
+	if (e->seen < e->deadline || (e->queued && e->queued < e->deadline))
+		k->early++;
+	if (i >= k->n) {
+		k->foreign++;
+		return;
+	}
+	if (k->seen[i]) {
+		k->dup++;
+		return;
+	}
+	k->seen[i] = 1;
+	if (!k->got++)
+		k->first = e->seen;
+	k->last = e->seen;
+	if (k->got == k->want)
+		s->done = true;
+}
+
+/*
+ * Arm all @n ids at @deadline (absolute), wait until then and collect the
+ * events; returns the time from @t_ref to the last event.  @deadline 1
+ * (in the past) queues them at once: the "already queued" reading.
+ */
+static uint64_t burst_once(struct contender *c, const struct opts *o,
+			   const uint64_t *ids, uint64_t n, uint64_t deadline,
+			   uint64_t *arm_ns, struct count_sink *k)
+{
+	uint64_t *dl = xcalloc(n, sizeof(*dl)), i, t0, t_ref;
+	int err;
+
+	for (i = 0; i < n; i++)
+		dl[i] = deadline;
+	memset(k->seen, 0, n);
+	k->got = k->early = k->dup = k->foreign = 0;
+	k->s.done = false;
+	k->want = n;
+	t0 = now_ns();
+	err = o->ops->arm_abs(c, ids, dl, n);
+	if (err)
+		die("%s: burst arm failed: %s", o->ops->name, strerror(-err));
+	*arm_ns = now_ns() - t0;
+	free(dl);
+	t_ref = deadline > now_ns() ? deadline : now_ns();
+	err = o->ops->wait(c, t_ref + 120 * NSEC_PER_SEC, &k->s);
+	if (err)
+		die("%s: burst wait failed: %s", o->ops->name, strerror(-err));
+	/* wait() returns as soon as the last event has been handled */
+	k->last = now_ns();
+	if (k->got != n || k->early || k->dup || k->foreign)
+		failed = 1;
+	return k->got ? k->last - t_ref : 0;
+}
+
+static void burst(struct contender *c, const struct opts *o,
+		  const uint64_t *ids, uint64_t n)
+{
+	double arm_s_per_id;
+	struct count_sink k = { .s.fn = count_event, .n = n };
+	struct twheel_stats st0, st1, st2;
+	uint64_t arm_ns, qarm_ns, t_all, t_q, d, cpu0, cpu1, cpuq;
+	uint64_t early, got, dup, first, reslots0 = 0;
+
+	k.seen = xcalloc(n, 1);
+	if (o->ops == &twheel_ops)
+		twheel_get_stats(c, &st0);
+	if (o->ops == &inproc_ops) {
+		struct inproc_info ii;
+
+		inproc_info(c, &ii);
+		reslots0 = ii.reslots;
+	}
+	/* every id due at the same instant, far enough to arm them all first */
+	arm_s_per_id = rearm_rate(c, o, ids, n);
+	d = now_ns() + (uint64_t)(arm_s_per_id * 1.3e9 * (double)n) +
+		300 * NSEC_PER_MSEC;
+	d -= d % o->tick_ns;		/* on a tick boundary: one tick */
+	cpu0 = cpu_self_ns();
+	t_all = burst_once(c, o, ids, n, d, &arm_ns, &k);
+	cpu1 = cpu_self_ns();
+	early = k.early;
+	got = k.got;
+	dup = k.dup;
+	first = k.first;
+	if (o->ops == &twheel_ops)
+		twheel_get_stats(c, &st1);
+	/* the same ids, deadline in the past: queued at once, then read */
+	t_q = burst_once(c, o, ids, n, 1, &qarm_ns, &k);
+	cpuq = cpu_self_ns() - cpu1;
+	if (o->ops == &twheel_ops)
+		twheel_get_stats(c, &st2);
+
+	json_begin("burst", o->ops->name, n, o->rep);
+	json_f("arm_s", (double)arm_ns / 1e9);
+	json_f("all_read_s", (double)t_all / 1e9);
+	json_f("first_ms", got && first > d ? (double)(first - d) / 1e6 : 0);
+	json_f("events_per_s", t_all ? (double)n / ((double)t_all / 1e9) : 0);
+	json_f("cpu_self_s", (double)(cpu1 - cpu0) / 1e9);
+	json_u("delivered", got);
+	json_u("early", early + k.early);
+	json_u("duplicates", dup + k.dup);
+	json_f("queued_read_s", (double)t_q / 1e9);
+	json_f("queued_events_per_s", t_q ? (double)n / ((double)t_q / 1e9) : 0);
+	json_f("queued_cpu_self_s", (double)cpuq / 1e9);
+	json_u("queued_delivered", k.got);
+	if (o->ops == &twheel_ops) {
+		json_u("hold_max_ns", st1.hold_max_ns);
+		json_u("runs", st1.runs - st0.runs);
+		json_u("timer_fires", st1.timer_fires - st0.timer_fires);
+		json_u("late_max_ns", st1.late_max_ns);
+		json_u("queued_runs", st2.runs - st1.runs);
+		json_u("reslots", st1.reslots - st0.reslots);
+	}
+	if (o->ops == &inproc_ops) {
+		struct inproc_info ii;
+
+		inproc_info(c, &ii);
+		json_u("hold_max_ns", ii.hold_max_ns);
+		json_u("reslots", ii.reslots - reslots0);
+	}
+	json_end();
+	free(k.seen);
+}
+
+/*
+ * Random touches in batches, every contender of the run in the same
+ * process.  The stream is cut into o->rounds segments; each round runs its
+ * segment once per contender and batch size (the order rotating from round
+ * to round), so that a burst of noise from outside (TCG on a shared host)
+ * hits every series alike and the ratio of two series can be taken round by
+ * round.  Reported per series: the best round (noise only ever adds time),
+ * the median and the worst, and every round.
+ */
+struct series {
+	int c;			/* index of the contender */
+	size_t batch;
+};
+
+static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
+			 const uint64_t *seq)
+{
+	uint64_t per = o->touches / (uint64_t)o->rounds;
+	struct series sr[8 * 8];
+	int ns = 0, r, j, k, b;
+	double *t;
+	uint64_t *cpu;
+
+	for (k = 0; k < nc; k++) {
+		size_t maxb = 0;
+
+		for (b = 0; b < o->nbatches; b++)
+			if (o->batches[b] > maxb)
+				maxb = o->batches[b];
+		/*
+		 * Per-id APIs have no batch: one series, the bench's loop
+		 * reading the clock once per largest batch.
+		 */
+		if (needs_now(cs[k]->ops)) {
+			sr[ns++] = (struct series){ k, maxb };
+			continue;
+		}
+		for (b = 0; b < o->nbatches; b++)
+			sr[ns++] = (struct series){ k, o->batches[b] };
+	}
+	t = xcalloc((size_t)(ns * o->rounds), sizeof(*t));
+	cpu = xcalloc((size_t)ns, sizeof(*cpu));
+	for (r = 0; r < o->rounds; r++) {
+		const uint64_t *part = seq + (uint64_t)r * per;
+
+		for (j = 0; j < ns; j++) {
+			int x = (j + r) % ns;
+			struct contender *c = cs[sr[x].c];
+			uint64_t done = 0, t0, c0;
+			int err;
+
+			t0 = now_ns();
+			c0 = cpu_self_ns();
+			while (done < per) {
+				size_t m = per - done < sr[x].batch ? per - done : sr[x].batch;
+
+				err = c->ops->touch(c, part + done, m,
+						    needs_now(c->ops) ? now_ns() : 0);
+				if (err)
+					die("%s: touch failed: %s", c->ops->name,
+					    strerror(-err));
+				done += m;
+			}
+			t[x * o->rounds + r] = (double)(now_ns() - t0) / (double)per;
+			cpu[x] += cpu_self_ns() - c0;
+		}
+	}
+	for (j = 0; j < ns; j++) {
+		const struct contender_ops *ops = cs[sr[j].c]->ops;
+		double *v = t + j * o->rounds, best = v[0];
+		struct lat l = { 0 };
+		int64_t med, p99, max;
+		char buf[32];
+
+		for (r = 0; r < o->rounds; r++) {
+			if (v[r] < best)
+				best = v[r];
+			lat_add(&l, (int64_t)(v[r] * 1000));
+		}
+		lat_summary(&l, &med, &p99, &max);
+		lat_free(&l);
+		json_begin("touch", ops->name, o->n, o->rep);
+		json_u("batch", needs_now(ops) ? 1 : sr[j].batch);
+		json_u("touches", per * (uint64_t)o->rounds);
+		json_u("rounds", (uint64_t)o->rounds);
+		json_f("ns_per_touch", best);
+		json_f("ns_per_touch_median", (double)med / 1000);
+		json_f("ns_per_touch_worst", (double)max / 1000);
+		json_f("cpu_ns_per_touch", (double)cpu[j] / (double)(per * (uint64_t)o->rounds));
+		fprintf(out, ",\"rounds_ns\":[");
+		for (r = 0; r < o->rounds; r++) {
+			snprintf(buf, sizeof(buf), "%.1f", v[r]);
+			fprintf(out, "%s%s", r ? "," : "", buf);
+		}
+		fprintf(out, "]");
+		json_end();
+	}
+	free(t);
+	free(cpu);
+}
+
+/* Arm every id with write()-style touches (the insert path); memory. */
+static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
+{
+	const uint64_t n = o->n;
+	struct copts co = { .n_max = n, .timeout_ns = 3600 * NSEC_PER_SEC,
+			    .tick_ns = o->tick_ns };
+	uint64_t i, t0, c0, arm_ns;
+	struct memsnap m0, m1;
+	struct contender *c;
+	const size_t chunk = 1024;
+	int err;
+
+	if (o->mem)
+		mem_snap(&m0);
+	err = copen(o->ops, &c, &co);
+	if (err)
+		die("%s: open failed: %s", o->ops->name, strerror(-err));
+	t0 = now_ns();
+	c0 = cpu_self_ns();
+	for (i = 0; i < n; i += chunk) {
+		size_t k = n - i < chunk ? n - i : chunk;
+
+		err = o->ops->touch(c, ids + i, k, needs_now(o->ops) ? now_ns() : 0);
+		if (err) {
+			json_begin("limit", o->ops->name, n, o->rep);
+			json_u("reached", i);
+			json_s("error", strerror(-err));
+			json_end();
+			die("%s: arming id %" PRIu64 " of %" PRIu64 ": %s",
+			    o->ops->name, i, n, strerror(-err));
+		}
+	}
+	arm_ns = now_ns() - t0;
+	json_begin("insert", o->ops->name, n, o->rep);
+	json_f("ns_per_id", (double)arm_ns / (double)n);
+	json_f("cpu_ns_per_id", (double)(cpu_self_ns() - c0) / (double)n);
+	json_end();
+
+	if (o->mem) {
+		mem_snap(&m1);
+		json_begin("memory", o->ops->name, n, o->rep);
+		mem_delta_json(out, &m0, &m1, n);
+		if (o->ops == &twheel_ops) {
+			struct twheel_stats st;
+
+			twheel_get_stats(c, &st);
+			json_f("mem_bytes_per_id", (double)st.mem_bytes / (double)n);
+			json_u("armed", st.armed);
+		}
+		if (o->ops == &inproc_ops) {
+			struct inproc_info ii;
+
+			inproc_info(c, &ii);
+			json_f("index_bytes_per_id", (double)ii.index_bytes / (double)n);
+			json_u("node_size", ii.node_size);
+		}
+		if (o->ops == &scan_ops)
+			json_f("table_bytes_per_id", (double)scan_table_bytes(c) / (double)n);
+		json_end();
+		mem_snap_free(&m0);
+		mem_snap_free(&m1);
+	}
+	return c;
+}
+
+static void touch_session(const struct opts *o)
+{
+	struct contender *cs[8];
+	uint64_t *ids = make_ids(o->n), *seq, i;
+	struct rng r = { 42 };
+	struct opts oc = *o;
+	int k;
+
+	/* the random stream of touches, the same for every contender */
+	seq = xcalloc(o->touches, sizeof(*seq));
+	for (i = 0; i < o->touches; i++)
+		seq[i] = ids[rng_next(&r) % o->n];
+	/* every contender holds its N ids for the whole session */
+	for (k = 0; k < o->ncont; k++) {
+		oc.ops = o->cont[k];
+		cs[k] = touch_arm(&oc, ids);
+	}
+	touch_rounds(cs, o, o->ncont, seq);
+	for (k = 0; k < o->ncont && o->burst; k++) {
+		oc.ops = o->cont[k];
+		if (o->burst_only && !strstr(o->burst_only, oc.ops->name))
+			continue;
+		burst(cs[k], &oc, ids, o->n);
+	}
+	for (k = 0; k < o->ncont; k++)
+		o->cont[k]->close(cs[k]);
+	free(ids);
+	free(seq);
+}
+
+/* ---- idle ------------------------------------------------------------------ */
+
+struct null_sink {
+	struct sink s;
+	uint64_t got;
+};
+
+static void null_event(struct sink *s, const struct bench_event *e)
+{
+	(void)e;
+	((struct null_sink *)s)->got++;
+}
+
+static void idle_phase(struct contender *c, const struct opts *o,
+		       const char *state, uint64_t ids)
+{
+	struct null_sink k = { .s.fn = null_event };
+	uint64_t t0, t1, c0, c1, s0, s1, f0 = 0, f1 = 0;
+	struct twheel_stats st;
+	int err;
+
+	if (o->ops == &twheel_ops && !twheel_get_stats(c, &st))
+		f0 = st.timer_fires;
+	t0 = now_ns();
+	c0 = cpu_stat_self_ns();
+	s0 = cpu_self_ns();
+	err = o->ops->wait(c, t0 + (uint64_t)(o->seconds * 1e9), &k.s);
+	if (err)
+		die("%s: idle wait failed: %s", o->ops->name, strerror(-err));
+	t1 = now_ns();
+	c1 = cpu_stat_self_ns();
+	s1 = cpu_self_ns();
+	if (o->ops == &twheel_ops && !twheel_get_stats(c, &st))
+		f1 = st.timer_fires;
+	json_begin("idle", o->ops->name, ids, o->rep);
+	json_s("state", state);
+	json_f("seconds", (double)(t1 - t0) / 1e9);
+	json_f("cpu_pct", 100.0 * (double)(c1 - c0) / (double)(t1 - t0));
+	json_f("cpu_rusage_pct", 100.0 * (double)(s1 - s0) / (double)(t1 - t0));
+	json_u("events", k.got);
+	if (o->ops == &twheel_ops) {
+		json_u("timer_fires", f1 - f0);
+		json_f("fires_per_s", (double)(f1 - f0) / ((double)(t1 - t0) / 1e9));
+	}
+	if (o->ops == &scan_ops)
+		json_f("scans_per_s", (double)scan_count(c) / ((double)(t1 - t0) / 1e9));
+	json_end();
+	if (k.got)
+		failed = 1;
+}
+
+static void idle(const struct opts *o)
+{
+	struct copts co = { .n_max = o->far ? o->far : 1,
+			    .timeout_ns = 3600 * NSEC_PER_SEC,
+			    .tick_ns = o->tick_ns };
+	uint64_t *ids = make_ids(o->far), *dl = xcalloc(o->far, sizeof(*dl));
+	uint64_t year = 365ULL * 86400 * NSEC_PER_SEC, now, i;
+	struct contender *c;
+	int err;
+
+	err = copen(o->ops, &c, &co);
+	if (err)
+		die("%s: open failed: %s", o->ops->name, strerror(-err));
+	idle_phase(c, o, "empty", 0);
+	now = now_ns();
+	for (i = 0; i < o->far; i++)
+		dl[i] = now + year + i * NSEC_PER_MSEC;
+	err = o->ops->arm_abs(c, ids, dl, o->far);
+	if (err)
+		die("%s: arming far ids failed: %s", o->ops->name, strerror(-err));
+	idle_phase(c, o, "far", o->far);
+	o->ops->close(c);
+	free(ids);
+	free(dl);
+}
+
+/* ---- limits ---------------------------------------------------------------- */
+
+static uint64_t read_u64_file(const char *path)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Raise RLIMIT_NOFILE to fs.nr_open (what the kernel allows at most). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	uint64_t nr_open = read_u64_file("/proc/sys/fs/nr_open");
+
+	if (!nr_open || getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	rl.rlim_cur = rl.rlim_max = nr_open;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		/* not root: as far as the hard limit goes */
+		getrlimit(RLIMIT_NOFILE, &rl);
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void limits(const struct opts *o)
+{
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	json_begin("limits", "timerfd", 0, o->rep);
+	json_u("nr_open", read_u64_file("/proc/sys/fs/nr_open"));
+	json_u("rlimit_nofile", (uint64_t)rl.rlim_cur);
+	json_u("file_max", read_u64_file("/proc/sys/fs/file-max"));
+	json_u("epoll_max_user_watches",
+	       read_u64_file("/proc/sys/fs/epoll/max_user_watches"));
+	json_end();
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: twheel_bench [-o FILE] [-r REP] -c scan|timerfd|twheel|inproc\n"
+		"                    -n N WORKLOAD [OPTIONS]\n"
+		"       (touch: -c takes a comma-separated list, run side by side)\n"
+		"workloads: heartbeat [--period-ms P] [--window-ms W | --periods K] [--batch B]\n"
+		"           touch [--touches K] [--rounds R] [--batches 1,64,1024] [--mem]\n"
+		"                 [--burst | --burst-only a,b]\n"
+		"           idle [--seconds S] [--far F]\n"
+		"           limits\n"
+		"common:    [--tick-us U] (default 1000), [--tag T] (a \"tag\" on every line)\n");
+	exit(2);
+}
+
+/* -c a,b,c: the contenders, each at most once */
+static int parse_contenders(struct opts *o, const char *s)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	unsigned int k;
+	int i, bad = 0;
+
+	o->ncont = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !bad;
+	     tok = strtok_r(NULL, ",", &save)) {
+		const struct contender_ops *ops = NULL;
+
+		for (k = 0; k < sizeof(all_ops) / sizeof(all_ops[0]); k++)
+			if (!strcmp(tok, all_ops[k]->name))
+				ops = all_ops[k];
+		for (i = 0; i < o->ncont; i++)
+			if (o->cont[i] == ops)
+				ops = NULL;
+		if (!ops || o->ncont == 8)
+			bad = 1;
+		else
+			o->cont[o->ncont++] = ops;
+	}
+	free(copy);
+	o->ops = o->ncont ? o->cont[0] : NULL;
+	return bad || !o->ncont;
+}
+
+static int parse_batches(struct opts *o, const char *s)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+
+	o->nbatches = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && o->nbatches < 8;
+	     tok = strtok_r(NULL, ",", &save)) {
+		long v = strtol(tok, NULL, 10);
+
+		if (v <= 0)
+			return -1;
+		o->batches[o->nbatches++] = (size_t)v;
+	}
+	free(copy);
+	return o->nbatches ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "period-ms", required_argument, NULL, 'P' },
+		{ "batch", required_argument, NULL, 'B' },
+		{ "window-ms", required_argument, NULL, 'W' },
+		{ "periods", required_argument, NULL, 'k' },
+		{ "touches", required_argument, NULL, 'K' },
+		{ "batches", required_argument, NULL, 'b' },
+		{ "mem", no_argument, NULL, 'M' },
+		{ "burst", no_argument, NULL, 'U' },
+		{ "burst-only", required_argument, NULL, 'O' },
+		{ "tag", required_argument, NULL, 'T' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "far", required_argument, NULL, 'F' },
+		{ "tick-us", required_argument, NULL, 't' },
+		{ "rounds", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = {
+		.period_ms = 500, .tick_ns = NSEC_PER_MSEC, .window_ms = 3000,
+		.batch = 1024, .touches = 200000, .seconds = 5, .far = 10000,
+		.rounds = 5,
+	};
+	const char *outfile = NULL;
+	int opt;
+
+	out = stdout;
+	parse_batches(&o, "1,64,1024");
+	while ((opt = getopt_long(argc, argv, "o:r:c:n:", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'o': outfile = optarg; break;
+		case 'r': o.rep = atoi(optarg); break;
+		case 'c':
+			if (parse_contenders(&o, optarg))
+				usage();
+			break;
+		case 'n': o.n = strtoull(optarg, NULL, 0); break;
+		case 'P': o.period_ms = strtoull(optarg, NULL, 0); break;
+		case 'B': o.batch = strtoul(optarg, NULL, 0); break;
+		case 'W': o.window_ms = strtoull(optarg, NULL, 0); break;
+		case 'k': o.periods = strtoull(optarg, NULL, 0); break;
+		case 'K': o.touches = strtoull(optarg, NULL, 0); break;
+		case 'b':
+			if (parse_batches(&o, optarg))
+				usage();
+			break;
+		case 'M': o.mem = true; break;
+		case 'U': o.burst = true; break;
+		case 'T': json_tag = optarg; break;
+		case 'O': o.burst = true; o.burst_only = optarg; break;
+		case 's': o.seconds = atof(optarg); break;
+		case 'F': o.far = strtoull(optarg, NULL, 0); break;
+		case 't': o.tick_ns = strtoull(optarg, NULL, 0) * 1000; break;
+		case 'R': o.rounds = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (optind != argc - 1)
+		usage();
+	o.workload = argv[optind];
+	if (outfile) {
+		out = fopen(outfile, "a");
+		if (!out)
+			die("%s: %m", outfile);
+	}
+	raise_nofile();
+	if (!strcmp(o.workload, "limits")) {
+		limits(&o);
+		return 0;
+	}
+	if (!o.ops || (strcmp(o.workload, "idle") && !o.n) || !o.batch ||
+	    !o.period_ms || !o.tick_ns ||
+	    o.rounds < 1 || o.touches < (uint64_t)o.rounds)
+		usage();
+	if (strcmp(o.workload, "touch") && o.ncont > 1)
+		usage();		/* one contender per heartbeat/idle run */
+	if (!strcmp(o.workload, "heartbeat"))
+		heartbeat(&o);
+	else if (!strcmp(o.workload, "touch"))
+		touch_session(&o);
+	else if (!strcmp(o.workload, "idle"))
+		idle(&o);
+	else
+		usage();
+	if (failed)
+		fprintf(stderr, "twheel_bench: %s/%s: a correctness check failed\n",
+			o.workload, o.ops->name);
+	return failed;
+}

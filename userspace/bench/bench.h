@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel_bench: the benchmark behind `make bench` (scripts/bench.sh).
+ *
+ * Four contenders keep the same stream of 64-bit ids alive and report the
+ * ids that went silent:
+ *   scan     a hash map id -> last_seen and a loop scanning it every tick
+ *   timerfd  one timerfd per id, all in one epoll set
+ *   twheel   /dev/twheel: write() touches, read() expirations
+ *   inproc   kmod/twheel_core.c linked into this process (malloc'd nodes)
+ *
+ * This header is shared by every file, including c_inproc.c, which is
+ * compiled against the kernel shims of selftests/core (no uapi header).
+ */
+#ifndef TWHEEL_BENCH_H
+#define TWHEEL_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define NSEC_PER_SEC	1000000000ULL
+#define NSEC_PER_MSEC	1000000ULL
+
+/* ---- contender interface ------------------------------------------------ */
+
+/*
+ * One expiration as seen by the bench: the id, the deadline the contender
+ * says it had, when the contender queued it (0 if it cannot tell) and the
+ * bench's clock right after the event reached user space.
+ */
+struct bench_event {
+	uint64_t id;
+	uint64_t deadline;
+	uint64_t queued;
+	uint64_t seen;
+};
+
+struct sink {
+	void (*fn)(struct sink *s, const struct bench_event *ev);
+	bool done;		/* set by fn: wait() returns early */
+};
+
+struct copts {
+	uint64_t n_max;		/* ids the contender must be able to hold */
+	uint64_t timeout_ns;	/* touch: deadline = now + timeout_ns */
+	uint64_t tick_ns;	/* wheel granularity / scan period */
+};
+
+struct contender;
+
+struct contender_ops {
+	const char *name;
+	/* 0 or -errno; on success *c is the new instance */
+	int (*open)(struct contender **c, const struct copts *o);
+	/* create or replace ids with absolute deadlines (setup, bursts) */
+	int (*arm_abs)(struct contender *c, const uint64_t *ids,
+		       const uint64_t *deadlines, size_t n);
+	/*
+	 * touch a batch: deadline = now + timeout.  @now is the bench's clock
+	 * read once for the batch (twheel reads its own in the kernel).
+	 */
+	int (*touch)(struct contender *c, const uint64_t *ids, size_t n,
+		     uint64_t now);
+	/* deliver events to @s until the clock reaches @until or s->done */
+	int (*wait)(struct contender *c, uint64_t until, struct sink *s);
+	void (*close)(struct contender *c);
+};
+
+struct contender {
+	const struct contender_ops *ops;
+	struct copts o;
+	uint64_t n_ids;		/* ids held (as far as the bench knows) */
+};
+
+extern const struct contender_ops scan_ops, timerfd_ops, twheel_ops,
+	inproc_ops;
+
+/* twheel-only extras (c_twheel.c) */
+struct twheel_stats;
+int twheel_get_stats(struct contender *c, struct twheel_stats *st);
+int twheel_fd(struct contender *c);
+
+/* inproc-only extras (c_inproc.c) */
+struct inproc_info {
+	uint64_t nodes;
+	uint64_t index_bytes;
+	uint64_t node_size;
+	uint64_t reslots;
+	uint64_t hold_max_ns;	/* longest advance() call */
+};
+void inproc_info(struct contender *c, struct inproc_info *i);
+
+/* scan-only extras */
+uint64_t scan_table_bytes(struct contender *c);
+uint64_t scan_count(struct contender *c);	/* scans done so far */
+double scan_pass_ns(struct contender *c);	/* mean time of one scan */
+
+/* timerfd-only extras */
+uint64_t timerfd_count(struct contender *c);
+
+/* ---- util.c -------------------------------------------------------------- */
+
+uint64_t now_ns(void);			/* CLOCK_MONOTONIC */
+void sleep_until(uint64_t t);		/* absolute CLOCK_MONOTONIC */
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void *xcalloc(size_t n, size_t size);
+
+/* ids: a bijection of the index, so that ids look like random uids */
+uint64_t id_of(uint64_t index);
+uint64_t index_of(uint64_t id);
+
+struct rng {
+	uint64_t s;
+};
+uint64_t rng_next(struct rng *r);
+
+/* id -> value map, open addressing, linear probing; key ~0 is reserved */
+struct hmap {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint64_t mask;
+	uint64_t nr;
+};
+#define HMAP_EMPTY	UINT64_MAX
+void hmap_init(struct hmap *m, uint64_t expect);
+void hmap_free(struct hmap *m);
+uint64_t *hmap_find(const struct hmap *m, uint64_t key);
+/* the value cell of @key, inserted with value 0 if absent (*added = 1) */
+uint64_t *hmap_upsert(struct hmap *m, uint64_t key, int *added);
+uint64_t hmap_bytes(const struct hmap *m);
+bool hmap_delete(struct hmap *m, uint64_t key);
+void hmap_delete_at(struct hmap *m, uint64_t i);
+
+/* CPU: this process (getrusage) and the whole machine (/proc/stat) */
+uint64_t cpu_self_ns(void);
+uint64_t cpu_busy_ns(void);		/* all CPUs, non-idle (compare two) */
+uint64_t cpu_stat_self_ns(void);	/* /proc/self/stat utime + stime */
+
+/* memory probes */
+struct memsnap {
+	uint64_t slab_bytes;		/* sum over /proc/slabinfo of slab pages */
+	uint64_t meminfo_slab_bytes;	/* /proc/meminfo Slab: with kmalloc_large */
+	uint64_t vmalloc_bytes;		/* /proc/meminfo VmallocUsed */
+	uint64_t memfree_bytes;		/* /proc/meminfo MemFree */
+	uint64_t rss_bytes;		/* this process */
+	int ncache;
+	struct cache_snap {
+		char name[64];
+		uint64_t bytes;		/* slab pages of the cache */
+		uint64_t objs;		/* active objects */
+		uint64_t objsize;
+	} *cache;
+};
+void mem_snap(struct memsnap *m);	/* shrinks the caches first (root) */
+void mem_snap_free(struct memsnap *m);
+/* JSON fields: kernel slab/vmalloc deltas and the top caches */
+void mem_delta_json(FILE *f, const struct memsnap *a,
+		    const struct memsnap *b, uint64_t n);
+
+/* lateness statistics */
+struct lat {
+	int64_t *v;
+	uint64_t n, cap;
+};
+void lat_add(struct lat *l, int64_t x);
+void lat_summary(struct lat *l, int64_t *p50, int64_t *p99, int64_t *max);
+void lat_free(struct lat *l);
+
+/* output: one JSON object per line */
+extern FILE *out;
+extern const char *json_tag;	/* --tag: added to every line */
+void json_begin(const char *workload, const char *contender, uint64_t n,
+		int rep);
+void json_u(const char *key, uint64_t v);
+void json_i(const char *key, int64_t v);
+void json_f(const char *key, double v);
+void json_s(const char *key, const char *v);
+void json_raw(const char *key, const char *v);	/* v is JSON already */
+void json_end(void);
+
+#endif

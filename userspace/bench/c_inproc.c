@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Contender "inproc": the module's wheel and index (kmod/twheel_core.c,
+ * built with the user-space shims of selftests/core) driven in this process
+ * the way twheel_main.c drives them: chunks of 64 touches with one clock
+ * read each, index lookup/insert, lazy deadline update, incremental index
+ * resizing, advance() in batches of 1024 nodes and a drain of the ready
+ * queue that frees each node.  Nodes come from malloc().  No lock, no
+ * system call: the floor that the module's write()/read() are measured
+ * against.
+ *
+ * Compiled with -I selftests/core/shim -I kmod: no uapi header here.
+ */
+#include <stdlib.h>
+
+#include "twheel_core.h"
+#include "bench.h"
+
+#define IP_CHUNK	64	/* touches per clock read, as TW_CHUNK */
+#define IP_ARM_CHUNK	16	/* as TW_ARM_CHUNK */
+#define IP_EXPIRE_BATCH	1024	/* as TW_EXPIRE_BATCH */
+#define IP_MIGRATE	4	/* as TW_MIGRATE */
+
+struct ip {
+	struct contender c;
+	struct tw_index x;
+	uint64_t hold_max;
+	struct tw_wheel w;	/* last: it holds the slot array */
+};
+
+static struct ip *ip_of(struct contender *c)
+{
+	return (struct ip *)c;
+}
+
+void inproc_info(struct contender *c, struct inproc_info *i)
+{
+	struct ip *p = ip_of(c);
+
+	i->nodes = p->x.nr;
+	i->index_bytes = (sizeof(void *) << p->x.bits) +
+		(p->x.old ? sizeof(void *) << p->x.old_bits : 0);
+	i->node_size = sizeof(struct tw_node);
+	i->reslots = p->w.reslots;
+	i->hold_max_ns = p->hold_max;
+}
+
+static int ip_open(struct contender **cp, const struct copts *o)
+{
+	struct ip *p = xcalloc(1, sizeof(*p));
+
+	tw_wheel_init(&p->w, o->tick_ns, now_ns());
+	tw_index_init(&p->x, xcalloc(1UL << TW_IDX_MIN_BITS, sizeof(void *)),
+		      TW_IDX_MIN_BITS);
+	*cp = &p->c;
+	return 0;
+}
+
+/* Resize the index incrementally, as tw_maintain() does. */
+static void ip_maintain(struct ip *p, unsigned long ids)
+{
+	unsigned int bits = tw_index_want_bits(&p->x);
+
+	if (bits)
+		tw_index_start_resize(&p->x, xcalloc(1UL << bits, sizeof(void *)),
+				      bits);
+	if (p->x.old)
+		free(tw_index_migrate(&p->x, (ids + 1) * IP_MIGRATE));
+}
+
+/* Set @id's deadline, creating it if absent: the module's tw_set(). */
+static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
+{
+	struct tw_node *n = tw_index_find(&p->x, id);
+
+	if (n && !n->expired && deadline >= n->deadline && deadline > now) {
+		n->deadline = deadline;		/* lazy: re-slotted when due */
+		return 0;
+	}
+	if (n) {
+		if (n->expired)
+			tw_wheel_unqueue(&p->w, n);
+		else
+			tw_wheel_del(&p->w, n);
+	} else {
+		n = malloc(sizeof(*n));
+		if (!n)
+			return -12;	/* ENOMEM */
+		n->id = id;
+		n->data = 0;
+		n->expired = 0;
+		tw_index_insert(&p->x, n);
+	}
+	n->deadline = deadline;
+	if (deadline <= now)
+		tw_wheel_expire(&p->w, n, now);
+	else
+		tw_wheel_add(&p->w, n);
+	return 0;
+}
+
+static int ip_arm_abs(struct contender *c, const uint64_t *ids,
+		      const uint64_t *deadlines, size_t n)
+{
+	struct ip *p = ip_of(c);
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k = n - i < IP_ARM_CHUNK ? n - i : IP_ARM_CHUNK, j;
+		uint64_t now;
+
+		ip_maintain(p, k);
+		now = now_ns();
+		tw_wheel_catch_up(&p->w, now);
+		for (j = 0; j < k; j++, i++)
+			if (ip_set(p, ids[i], deadlines[i], now))
+				return -12;
+	}
+	c->n_ids = p->x.nr;
+	return 0;
+}
+
+static int ip_touch(struct contender *c, const uint64_t *ids, size_t n,
+		    uint64_t now_unused)
+{
+	struct ip *p = ip_of(c);
+	size_t i = 0;
+
+	(void)now_unused;
+	while (i < n) {
+		size_t k = n - i < IP_CHUNK ? n - i : IP_CHUNK, j;
+		uint64_t now, deadline;
+
+		ip_maintain(p, k);
+		now = now_ns();
+		tw_wheel_catch_up(&p->w, now);
+		deadline = now + c->o.timeout_ns;
+		for (j = 0; j < k; j++, i++)
+			if (ip_set(p, ids[i], deadline, now))
+				return -12;
+	}
+	c->n_ids = p->x.nr;
+	return 0;
+}
+
+/* Deliver and free every queued node. */
+static void ip_drain(struct ip *p, struct sink *s, uint64_t seen)
+{
+	unsigned long freed = 0;
+
+	while (p->w.nr_ready) {
+		struct tw_node *n = list_first_entry(&p->w.ready, struct tw_node,
+						     ready);
+		struct bench_event e = {
+			.id = n->id,
+			.deadline = n->deadline,
+			.queued = n->expired,
+			.seen = seen,
+		};
+
+		s->fn(s, &e);
+		tw_wheel_unqueue(&p->w, n);
+		tw_index_remove(&p->x, n);
+		free(n);
+		if (++freed % 16 == 0)
+			ip_maintain(p, 16);
+	}
+	ip_maintain(p, freed % 16);
+	p->c.n_ids = p->x.nr;
+}
+
+static int ip_wait(struct contender *c, uint64_t until, struct sink *s)
+{
+	struct ip *p = ip_of(c);
+
+	bool once = false;
+
+	/* at least one look, even when @until has passed already */
+	while (!s->done) {
+		uint64_t now = now_ns(), tick, due;
+
+		if (p->w.nr_ready) {		/* queued by arm_abs() */
+			ip_drain(p, s, now);
+			continue;
+		}
+		if (now >= until && once)
+			break;
+		once = true;
+		if (!tw_wheel_next(&p->w, &tick)) {
+			if (now < until)
+				sleep_until(until);
+			continue;
+		}
+		due = tick > UINT64_MAX / p->w.tick_ns ? UINT64_MAX :
+			tick * p->w.tick_ns;
+		if (due > now) {
+			if (now < until)
+				sleep_until(due < until ? due : until);
+			continue;
+		}
+		for (;;) {
+			unsigned int budget = IP_EXPIRE_BATCH;
+			uint64_t t0 = now_ns(), held;
+			bool more = tw_wheel_advance(&p->w, t0, &budget);
+
+			held = now_ns() - t0;
+			if (held > p->hold_max)
+				p->hold_max = held;
+			if (p->x.old)
+				free(tw_index_migrate(&p->x, IP_EXPIRE_BATCH));
+			if (!more)
+				break;
+		}
+		ip_drain(p, s, now_ns());
+	}
+	return 0;
+}
+
+static void ip_close(struct contender *c)
+{
+	struct ip *p = ip_of(c);
+	unsigned long pos = 0;
+	struct tw_node *n;
+
+	while ((n = tw_index_pop(&p->x, &pos)))
+		free(n);
+	free(p->x.old);
+	free(p->x.tab);
+	free(p);
+}
+
+const struct contender_ops inproc_ops = {
+	.name = "inproc",
+	.open = ip_open,
+	.arm_abs = ip_arm_abs,
+	.touch = ip_touch,
+	.wait = ip_wait,
+	.close = ip_close,
+};
