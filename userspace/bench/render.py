@@ -301,7 +301,8 @@ def targets(d, rows, guest):
     tf_n = 1000000 if pick(rows, "memory", "timerfd", 1000000) else \
         max(sizes(rows, "memory", "timerfd") or [0])
     tf = agg(pick(rows, "memory", "timerfd", tf_n), "kernel_bytes_per_id")
-    cg = agg(pick(rows, "memory", "twheel", 1000000, tag="memcg"),
+    cg = agg(pick(rows, "memory", "twheel", 1000000, tag="memcg") +
+             pick(rows, "memory", "twheel", 1000000, tag="kmem"),
              "kernel_bytes_per_id")
     if tw:
         out.append([
@@ -309,7 +310,8 @@ def targets(d, rows, guest):
             "for timerfd",
             "twheel {} B/id; timerfd {} B/id (at {}){}".format(
                 fmt(tw.med), fmt(tf.med) if tf else "–", nfmt(tf_n),
-                "; inside a memory cgroup twheel {} B/id".format(fmt(cg.med))
+                "; with memory-cgroup kernel accounting on (any host with a "
+                "child memory cgroup) twheel {} B/id".format(fmt(cg.med))
                 if cg else ""),
             "timerfd / twheel = {}×".format(fmt(tf.med / tw.med)) if tf else "–",
             verdict(tw.med <= 64, tw.med <= 48)])
@@ -572,8 +574,9 @@ def memory_section(d, rows, plots):
         "with slab_nomerge, so each cache is its own line in /proc/slabinfo: "
         "the caches that grew most are listed).  twheel also reports "
         "`stats.mem_bytes`.  The map + scan and in-process contenders hold "
-        "user memory only (RSS growth, for reference).  Measured in the root "
-        "memory cgroup; the cost inside a child cgroup follows.")
+        "user memory only (RSS growth, for reference).  Measured with no "
+        "child memory cgroup on the system; the cost with memory-cgroup "
+        "accounting on follows.")
     d.p()
     for n in sizes(rows, "memory"):
         out = []
@@ -592,27 +595,37 @@ def memory_section(d, rows, plots):
         d.table(["contender", "runs", "kernel B per id", "stats.mem_bytes per id",
                  "largest slab growth, B per id", "process RSS B per id"], out)
     cgr = [r for r in rows if r.get("workload") == "memory" and
-           r.get("tag") == "memcg"]
+           r.get("tag") in ("memcg", "kmem")]
     if cgr:
-        d.p("### Inside a child memory cgroup")
+        d.p("### With memory-cgroup kernel accounting on")
         d.p()
-        d.p("The same measurement from a process in a child cgroup with the "
-            "memory controller (where services run): every slab page of an "
-            "accounted cache gets an obj_cgroup pointer vector, one pointer "
-            "per object, itself a kmalloc allocation (73 twheel nodes per "
-            "page: 584 B, rounded up to kmalloc-1k).")
+        d.p("The tables above are measured before any child memory cgroup "
+            "exists, so SLUB's memory-cgroup accounting is off.  The first "
+            "child memory cgroup switches it on for good (this run creates "
+            "one at its very end, after everything above): from then on "
+            "every new slab page of an accounted cache (twheel_node is "
+            "SLAB_ACCOUNT) carries an obj_cgroup pointer vector, one pointer "
+            "per object, itself a kmalloc allocation — 73 twheel nodes per "
+            "page: 584 B, rounded up to kmalloc-1k — whatever cgroup the task "
+            "is in.  A host where systemd runs services in memory cgroups "
+            "always has it on (unless booted with cgroup.memory=nokmem).")
         d.p()
         out = []
-        for c in CONTENDERS:
-            for n in sorted({r["n"] for r in cgr if r["contender"] == c}):
-                r = [x for x in cgr if x["contender"] == c and x["n"] == n]
-                top = r[-1].get("slab_top", [])
-                tops = ", ".join("{} {}".format(t["cache"],
-                                                fmt(t["bytes_per_id"]))
-                                 for t in top if t["bytes_per_id"] >= 1)
-                out.append([LABEL[c], nfmt(n), r[-1].get("cgroup", "?"),
-                            cell(agg(r, "kernel_bytes_per_id")), tops or "–"])
-        d.table(["contender", "ids", "cgroup", "kernel B per id",
+        for tag, where in (("memcg", "a child memory cgroup"),
+                           ("kmem", "the root cgroup, accounting on")):
+            for c in CONTENDERS:
+                for n in sorted({r["n"] for r in cgr
+                                 if r["contender"] == c and r["tag"] == tag}):
+                    r = [x for x in cgr if x["contender"] == c and
+                         x["n"] == n and x["tag"] == tag]
+                    top = r[-1].get("slab_top", [])
+                    tops = ", ".join("{} {}".format(t["cache"],
+                                                    fmt(t["bytes_per_id"]))
+                                     for t in top if t["bytes_per_id"] >= 1)
+                    out.append([LABEL[c], nfmt(n), where,
+                                cell(agg(r, "kernel_bytes_per_id")),
+                                tops or "–"])
+        d.table(["contender", "ids", "process in", "kernel B per id",
                  "largest slab growth, B per id"], out)
     series = [(LABEL[c] + " (kernel)", COLOR[c],
                pts(rows, "memory", c, "kernel_bytes_per_id"))

@@ -147,26 +147,6 @@ while [ "$rep" -le "$reps" ]; do
 	rep=$((rep + 1))
 done
 
-# Kernel memory per id once more, from inside a child memory cgroup, where
-# accounted slab objects carry an obj_cgroup pointer (the deployed case:
-# services run in cgroups).
-cg=/sys/fs/cgroup
-grep -q "^cgroup2 $cg " /proc/mounts || mount -t cgroup2 none "$cg" 2> /dev/null
-echo +memory > "$cg/cgroup.subtree_control" 2> /dev/null
-if mkdir -p "$cg/twheel-bench" 2> /dev/null && [ -f "$cg/twheel-bench/memory.current" ]; then
-	log "=== memory per id inside a child memory cgroup"
-	for nc in twheel:1000000 timerfd:100000; do
-		# shellcheck disable=SC2016 # $0, $@ belong to the inner shell
-		run "memory ${nc%%:*} n=${nc#*:} in a memory cgroup" \
-			sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg/twheel-bench" \
-			"$bin" -r 1 --tag memcg -c "${nc%%:*}" -n "${nc#*:}" touch \
-			--touches 1000 --mem
-	done
-	rmdir "$cg/twheel-bench" 2> /dev/null
-else
-	log "=== no memory cgroup (cgroup2 with the memory controller): skipped"
-fi
-
 if [ "$big" -gt 0 ]; then
 	avail=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 	# ~400 B per id covers the largest contender (ids, map, nodes)
@@ -182,6 +162,31 @@ if [ "$big" -gt 0 ]; then
 	else
 		log "=== skipping $big ids: only $avail kB available"
 	fi
+fi
+
+# Memory-cgroup kernel accounting, last: creating the first child memory
+# cgroup switches it on for good (every new slab page of an accounted cache
+# then carries an obj_cgroup pointer per object, whatever cgroup the task
+# is in; hosts where systemd runs services in cgroups always have it on).
+# Kernel memory per id again: from inside a child cgroup, then from the
+# root cgroup with accounting on.
+cg=/sys/fs/cgroup
+grep -q "^cgroup2 $cg " /proc/mounts || mount -t cgroup2 none "$cg" 2> /dev/null
+echo +memory > "$cg/cgroup.subtree_control" 2> /dev/null
+if mkdir -p "$cg/twheel-bench" 2> /dev/null && [ -f "$cg/twheel-bench/memory.current" ]; then
+	log "=== memory per id with memory-cgroup kernel accounting on"
+	for nc in twheel:1000000 timerfd:100000; do
+		# shellcheck disable=SC2016 # $0, $@ belong to the inner shell
+		run "memory ${nc%%:*} n=${nc#*:} in a child memory cgroup" \
+			sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg/twheel-bench" \
+			"$bin" -r 1 --tag memcg -c "${nc%%:*}" -n "${nc#*:}" touch \
+			--touches 1000 --mem
+	done
+	run "memory twheel n=1000000 in the root cgroup, accounting on" \
+		"$bin" -r 1 --tag kmem -c twheel -n 1000000 touch --touches 1000 --mem
+	rmdir "$cg/twheel-bench" 2> /dev/null
+else
+	log "=== no memory cgroup (cgroup2 with the memory controller): skipped"
 fi
 
 [ -n "$loaded" ] && rmmod twheel
