@@ -45,7 +45,8 @@ else
 	echo "ok: debug build of the module (with the KUnit suite) is W=1 and sparse clean"
 	pass=$((pass + 1))
 fi
-if [ $build_rc -ne 0 ] || ! make -s -C selftests || ! make -s -C userspace; then
+if [ $build_rc -ne 0 ] || ! make -s -C selftests || ! make -s -C selftests m32 ||
+	! make -s -C userspace || ! make -s -C userspace/bench; then
 	echo "not ok: the module, selftests or user space do not build"
 	fail=$((fail + 1))
 	summary
@@ -57,7 +58,7 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # timeouts, soft lockups); CPUs and IRQs then come from the MP table.
 scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	--out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-3000}" \
-	-- env TWHEEL_SCALE_IDS=100000 selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
+	-- env TWHEEL_SCALE_IDS=100000 TWHEEL_SLOW_KERNEL=1 selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?
 if [ -f "$out/guest-results" ]; then
 	read -r _ gp _ gf _ gs < "$out/guest-results"

@@ -6,7 +6,8 @@
 #      and a fixed-length libFuzzer run of it against a model
 #   3. install paths: make install/uninstall, modinfo, DKMS
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
-#      kselftests, module lifecycle, slab baseline, dmesg scan
+#      kselftests (64-bit and -m32), module lifecycle, slab baseline,
+#      dmesg scan
 # and ends with one line "N passed, N failed, N skipped" summing every tier.
 # Exits non-zero on any failure.
 set -uo pipefail
@@ -77,7 +78,8 @@ scripts/test-install.sh "$kdir" | tee "$log/install"
 add_counts "$log/install"
 
 tier "guest: build"
-if ! make -s KDIR="$kdir" modules || ! make -s -C selftests || ! make -s -C userspace; then
+if ! make -s KDIR="$kdir" modules || ! make -s -C selftests || ! make -s -C selftests m32 ||
+	! make -s -C userspace || ! make -s -C userspace/bench; then
 	echo "not ok: module, selftests or user space do not build"
 	fail=$((fail + 1))
 	summary

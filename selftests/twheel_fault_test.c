@@ -12,6 +12,9 @@
  *	a user-space model (QUERY of every id, stats, the read-out order) and
  *	the fd must keep working.  Needs CONFIG_FAULT_INJECTION, FAILSLAB,
  *	FAIL_PAGE_ALLOC, FAULT_INJECTION_USERCOPY and debugfs: skips otherwise.
+ *	With kmemleak (the debug kernel), each operation's sweep is followed
+ *	by a kmemleak scan past the minimum object age: any report fails the
+ *	operation that made it.
  *   bounds_*  counts 0, 1, INT_MAX and SIZE_MAX / record + 1 for write(),
  *	read(), ARM, CANCEL and DUMP; timeouts 0, 1, 2^62, DEADLINE_MAX and
  *	U64_MAX, relative and ABSTIME: a clean errno or success, no hang.
@@ -870,13 +873,81 @@ FIXTURE_TEARDOWN(fault)
 	fi_restore(&self->fi);
 }
 
-TEST_F_TIMEOUT(fault, fail_nth_each_op, 1200)
+/* ------------------------------------------------------------- kmemleak */
+
+#define KMEMLEAK	DBG "/kmemleak"
+#define KML_AGE_MS	5500	/* > kmemleak's MSECS_MIN_AGE (5000) */
+
+static bool kml_cmd(const char *cmd)
+{
+	int fd = open(KMEMLEAK, O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd);
+	close(fd);
+	return ok;
+}
+
+/* The current report (objects unreferenced at the last scan) into buf. */
+static size_t kml_read(char *buf, size_t sz)
+{
+	size_t len = 0;
+	ssize_t r;
+	int fd = open(KMEMLEAK, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while (len < sz - 1 && (r = read(fd, buf + len, sz - 1 - len)) > 0)
+		len += r;
+	buf[len] = 0;
+	close(fd);
+	return len;
+}
+
+/*
+ * Objects allocated by the sweep that ended at @since and still
+ * unreferenced: wait past the minimum age, scan; a report must survive a
+ * second scan (a pointer only in flight during the first one is no leak).
+ * Returns false and logs the report on a leak; clears it either way.
+ */
+static bool kml_clean(struct __test_metadata *_metadata, const char *op,
+		      uint64_t since, double *secs)
+{
+	static char rep[8192];
+	uint64_t t0, due = since + KML_AGE_MS * MS;
+	bool ok = true;
+
+	while (mono() < due)
+		usleep(20000);
+	t0 = mono();
+	if (!kml_cmd("scan")) {
+		TH_LOG("%s: kmemleak scan failed (%s): kmemleak disabled?", op,
+		       strerror(errno));
+		return false;
+	}
+	if (kml_read(rep, sizeof(rep)) && kml_cmd("scan") &&
+	    kml_read(rep, sizeof(rep))) {
+		TH_LOG("%s: kmemleak reports a leak:\n%s", op, rep);
+		ok = false;
+	}
+	*secs = (mono() - t0) / 1e9;
+	kml_cmd("clear");
+	return ok;
+}
+
+TEST_F_TIMEOUT(fault, fail_nth_each_op, 1500)
 {
 	unsigned int n, points, total = 0;
+	bool kml;
 	int k;
 
 	if (self->skip)
 		SKIP(return, "%s", self->skip);
+	kml = !access(KMEMLEAK, W_OK) && kml_cmd("clear");
+	TH_LOG("kmemleak: %s", kml ? "scanned after each operation's sweep" :
+	       "absent (no CONFIG_DEBUG_KMEMLEAK): not checked");
 	/* no user page faults (fault points too) around the calls */
 	mlockall(MCL_CURRENT | MCL_FUTURE);
 	for (k = 0; k < NOPS; k++) {
@@ -893,6 +964,15 @@ TEST_F_TIMEOUT(fault, fail_nth_each_op, 1200)
 		EXPECT_TRUE(ok);
 		EXPECT_TRUE(!ok || clean) TH_LOG("%s: no clean call after %d fault points",
 						 op_name[k], MAX_N);
+		if (kml) {
+			double secs = 0;
+			bool lk = kml_clean(_metadata, op_name[k], mono(), &secs);
+
+			EXPECT_TRUE(lk);
+			if (lk)
+				TH_LOG("%-15s kmemleak clean after its sweep (scan %.1f s)",
+				       op_name[k], secs);
+		}
 		total += points;
 	}
 	TH_LOG("total: %u fault points injected over %d operations", total, NOPS);
