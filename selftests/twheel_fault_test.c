@@ -881,14 +881,7 @@ FIXTURE_TEARDOWN(fault)
 
 static bool kml_cmd(const char *cmd)
 {
-	int fd = open(KMEMLEAK, O_WRONLY | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd);
-	close(fd);
-	return ok;
+	return knob_set("kmemleak", cmd, NULL, 0) == 0;
 }
 
 /* The current report (objects unreferenced at the last scan) into buf. */
