@@ -52,7 +52,7 @@ module_loaded() {
 }
 
 kmemleak=/sys/kernel/debug/kmemleak
-echo "# kernel $(uname -r), $(nproc) cpus"
+echo "# kernel $(uname -r), $(nproc) cpus, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 if [ -w "$kmemleak" ]; then
 	echo clear > "$kmemleak"
 	echo "# kmemleak: cleared"
