@@ -65,14 +65,14 @@ static void tw_slot(struct tw_wheel *w, struct tw_node *n, u64 e)
 /**
  * tw_wheel_add() - arm a node that is on no list
  * @w: the wheel
- * @n: the node, with n->deadline set; its tick must be below TW_TICKS_MAX
+ * @n: the node, with its deadline set; its tick must be below TW_TICKS_MAX
  *
  * A node whose tick is already processed goes to the drain list, so the
  * next tw_wheel_advance() expires it.
  */
 void tw_wheel_add(struct tw_wheel *w, struct tw_node *n)
 {
-	u64 e = tw_ticks(w, n->deadline);
+	u64 e = tw_ticks(w, tw_node_deadline(n));
 
 	n->expired = 0;
 	w->nr_armed++;
@@ -111,7 +111,7 @@ void tw_wheel_del(struct tw_wheel *w, struct tw_node *n)
  * tw_wheel_expire() - queue the event of a node that is on no list
  * @w: the wheel
  * @n: the node
- * @now: current time in ns, >= n->deadline
+ * @now: current time in ns, >= the node's deadline
  */
 void tw_wheel_expire(struct tw_wheel *w, struct tw_node *n, u64 now)
 {
@@ -233,14 +233,14 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
 		n = hlist_entry(w->drain.first, struct tw_node, slot);
 		hlist_del(&n->slot);
 		(*budget)--;
-		e = tw_ticks(w, n->deadline);
+		e = tw_ticks(w, tw_node_deadline(n));
 		if (e > w->cur) {
 			tw_slot(w, n, e);
 			w->reslots++;
 			continue;
 		}
 		w->nr_armed--;
-		w->late_max = max(w->late_max, now - n->deadline);
+		w->late_max = max(w->late_max, now - tw_node_deadline(n));
 		tw_wheel_expire(w, n, now);
 	}
 	return tw_wheel_next(w, &t) && t <= nt;

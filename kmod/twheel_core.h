@@ -30,9 +30,14 @@
  * @slot: while armed: link in a wheel slot or in the drain list
  * @ready: while expired: link in the ready queue
  * @id: the user's id
- * @data: the user's payload
- * @deadline: absolute deadline in ns
+ * @deadline: absolute deadline in ns (at most KTIME_MAX), in bits 0..62;
+ *	bit 63 (TW_NODE_FLAG) belongs to the caller and is never changed
+ *	here.  Read it with tw_node_deadline(), set it with
+ *	tw_node_set_deadline().
  * @expired: 0 while armed; the clock when the event was queued once expired
+ *
+ * 48 bytes.  The user's payload is not here: the caller embeds the node in
+ * a larger object when it needs one, and marks such nodes with TW_NODE_FLAG.
  */
 struct tw_node {
 	struct tw_node *hnext;
@@ -41,10 +46,31 @@ struct tw_node {
 		struct list_head ready;
 	};
 	u64 id;
-	u64 data;
 	u64 deadline;
 	u64 expired;
 };
+
+#define TW_NODE_FLAG	BIT_ULL(63)
+
+/**
+ * tw_node_deadline() - a node's deadline
+ * @n: the node
+ * Return: the deadline in ns, without the caller's flag.
+ */
+static inline u64 tw_node_deadline(const struct tw_node *n)
+{
+	return n->deadline & ~TW_NODE_FLAG;
+}
+
+/**
+ * tw_node_set_deadline() - set a node's deadline, keeping the caller's flag
+ * @n: the node
+ * @ns: the deadline in ns, at most KTIME_MAX
+ */
+static inline void tw_node_set_deadline(struct tw_node *n, u64 ns)
+{
+	n->deadline = (n->deadline & TW_NODE_FLAG) | ns;
+}
 
 /**
  * struct tw_index - id -> node hash table, iterable in a stable key order

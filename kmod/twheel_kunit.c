@@ -839,6 +839,45 @@ static void twt_deadline_max(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n->expired, 2562048ULL * TWHEEL_TICK_MAX_NS);
 }
 
+/*
+ * Bit 63 of the deadline word is the caller's (TW_NODE_FLAG): it changes
+ * neither the slot, nor the expiry, nor the lateness, and it survives
+ * every move of the node.
+ */
+static void twt_caller_flag(struct kunit *test)
+{
+	const u64 now = 1000000000000000ULL;
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
+	struct tw_node *n = twt_nodes(test, 2);
+
+	n->deadline = TW_NODE_FLAG;
+	tw_node_set_deadline(n, 10 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, tw_node_deadline(n), 10 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, n->deadline, TW_NODE_FLAG | 10 * TWT_MS);
+	tw_wheel_add(w, n);
+	twt_expect_at(test, w, n, 0, 10);
+	/* later, re-slotted from level 0 to level 2 when slot 10 is due */
+	tw_node_set_deadline(n, 70000 * TWT_MS);
+	twt_advance(test, w, 10 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_at(test, w, n, 2, 17);
+	twt_run_timer(test, w, n, 1);
+	KUNIT_EXPECT_EQ(test, n->expired, 70000 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, w->late_max, 0ULL);
+	KUNIT_EXPECT_EQ(test, n->deadline, TW_NODE_FLAG | 70000 * TWT_MS);
+	tw_wheel_unqueue(w, n);
+
+	/* the largest deadline, flagged, lands where an unflagged one does */
+	w = twt_wheel(test, TWHEEL_TICK_MIN_NS, now);
+	n[1].deadline = TW_NODE_FLAG;
+	tw_node_set_deadline(&n[1], TWHEEL_DEADLINE_MAX);
+	tw_wheel_add(w, &n[1]);
+	twt_expect_at(test, w, &n[1], 7, 20);
+	tw_wheel_del(w, &n[1]);
+	KUNIT_EXPECT_EQ(test, n[1].deadline, TW_NODE_FLAG | TWHEEL_DEADLINE_MAX);
+	twt_check_pending(test, w);
+}
+
 /* The shortest timeouts: 1 ns, one tick, zero and in the past. */
 static void twt_min_timeout(struct kunit *test)
 {
@@ -1083,27 +1122,30 @@ static unsigned long twt_check_index(struct kunit *test,
 	return nr;
 }
 
-/* Every node of @nodes with data != 0 is found, every other one not. */
+/* Every node of @nodes marked present (expired != 0) is found, every other one not. */
 static void twt_check_find(struct kunit *test, const struct tw_index *x,
 			   struct tw_node *nodes, unsigned int nr)
 {
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
-		struct tw_node *want = nodes[i].data ? &nodes[i] : NULL;
+		struct tw_node *want = nodes[i].expired ? &nodes[i] : NULL;
 
 		KUNIT_EXPECT_PTR_EQ_MSG(test, tw_index_find(x, nodes[i].id),
 					want, "id %llu", nodes[i].id);
 	}
 }
 
-/* Insert or remove @n, and mark it present (data 1) or absent (data 0). */
+/*
+ * Insert or remove @n, and mark it present (expired 1) or absent (expired
+ * 0): the index never looks at that field.
+ */
 static void twt_insert(struct kunit *test, struct tw_index *x,
 		       struct tw_node *n)
 {
 	KUNIT_ASSERT_NULL(test, tw_index_find(x, n->id));
 	tw_index_insert(x, n);
-	n->data = 1;
+	n->expired = 1;
 }
 
 /* tw_index_remove() of a node that is not found would run off its chain. */
@@ -1112,7 +1154,7 @@ static void twt_remove(struct kunit *test, struct tw_index *x,
 {
 	KUNIT_ASSERT_PTR_EQ(test, tw_index_find(x, n->id), n);
 	tw_index_remove(x, n);
-	n->data = 0;
+	n->expired = 0;
 }
 
 static void twt_index_basic(struct kunit *test)
@@ -1349,7 +1391,7 @@ static bool twt_mutate(struct kunit *test, struct tw_index *x,
 	struct tw_node *n = &pool[twt_rand(seed) % nr];
 	unsigned int bits = x->bits;
 
-	if (n->data)
+	if (n->expired)
 		twt_remove(test, x, n);
 	else
 		twt_insert(test, x, n);
@@ -1401,7 +1443,7 @@ static unsigned int twt_dump_pass(struct kunit *test, struct tw_index *x,
 
 			KUNIT_ASSERT_TRUE(test, out[k] >= nodes &&
 					  out[k] < nodes + nr);
-			KUNIT_EXPECT_TRUE(test, out[k]->data);
+			KUNIT_EXPECT_TRUE(test, out[k]->expired);
 			KUNIT_EXPECT_GE(test, key >> 1, from);
 			KUNIT_EXPECT_LT(test, key >> 1, cursor);
 			if (any)
@@ -1419,7 +1461,7 @@ static unsigned int twt_dump_pass(struct kunit *test, struct tw_index *x,
 	for (i = 0; i < nr; i++) {
 		if (i < keep || !mutate)
 			KUNIT_EXPECT_EQ_MSG(test, seen[i], i < keep ? 1U :
-					    (unsigned int)nodes[i].data,
+					    (unsigned int)nodes[i].expired,
 					    "room %lu, id %llu", room,
 					    nodes[i].id);
 		else
@@ -1539,9 +1581,9 @@ static void twt_index_pop(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, twt_check_index(test, x), (unsigned long)nr);
 	while ((n = tw_index_pop(x, &pos))) {
 		KUNIT_ASSERT_TRUE(test, n >= nodes && n < nodes + nr);
-		KUNIT_EXPECT_EQ_MSG(test, n->data, 1ULL, "id %llu twice", n->id);
+		KUNIT_EXPECT_EQ_MSG(test, n->expired, 1ULL, "id %llu twice", n->id);
 		KUNIT_EXPECT_NULL(test, n->hnext);
-		n->data = 0;
+		n->expired = 0;
 		KUNIT_ASSERT_LE(test, ++popped, (unsigned long)nr);
 		if (popped == nr / 2) {
 			twt_check_index(test, x);
@@ -1570,6 +1612,7 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_large_cur),
 	KUNIT_CASE(twt_carry_top_level),
 	KUNIT_CASE(twt_deadline_max),
+	KUNIT_CASE(twt_caller_flag),
 	KUNIT_CASE(twt_min_timeout),
 	KUNIT_CASE(twt_budget_one),
 	KUNIT_CASE(twt_budget_zero),

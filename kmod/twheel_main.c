@@ -103,7 +103,33 @@ MODULE_PARM_DESC(dev_mode,
 
 static atomic_long_t tw_total_ids = ATOMIC_LONG_INIT(0);
 static atomic_t tw_fds = ATOMIC_INIT(0);
-static struct kmem_cache *tw_node_cache;
+/*
+ * Two node caches: ids that never carried a payload (touched with write(),
+ * or armed with data 0) use a bare 48-byte struct tw_node; an id armed
+ * with non-zero data moves to a struct tw_dnode (56 bytes), marked by
+ * TW_NODE_FLAG in its deadline word, and stays there until it is removed.
+ */
+static struct kmem_cache *tw_node_cache, *tw_dnode_cache;
+
+struct tw_dnode {
+	struct tw_node n;
+	u64 data;
+};
+
+static bool tw_has_data(const struct tw_node *n)
+{
+	return n->deadline & TW_NODE_FLAG;
+}
+
+static u64 tw_data(const struct tw_node *n)
+{
+	return tw_has_data(n) ? container_of(n, struct tw_dnode, n)->data : 0;
+}
+
+static void tw_set_data(struct tw_node *n, u64 data)
+{
+	container_of(n, struct tw_dnode, n)->data = data;
+}
 
 /* Per-user id counts, for max_user_ids. */
 struct tw_user {
@@ -131,6 +157,7 @@ struct twheel {
 	u64 timer_fires;
 	u64 touches, arms, cancels, expirations, delivered, discarded;
 	u64 runs, hold_max;
+	unsigned long nr_data;	/* nodes in idx that are struct tw_dnode */
 	struct tw_wheel w;	/* last: it holds the slot array */
 };
 
@@ -298,8 +325,42 @@ static void tw_uncharge(struct twheel *wh, long n)
 	atomic_long_sub(n, &tw_total_ids);
 }
 
+/* A node from the cache for @data nodes, with @id and no deadline. */
+static struct tw_node *tw_node_alloc(u64 id, bool data)
+{
+	struct tw_node *n;
+
+	if (data) {
+		struct tw_dnode *d = kmem_cache_alloc(tw_dnode_cache,
+						      GFP_KERNEL_ACCOUNT);
+
+		if (!d)
+			return NULL;
+		d->data = 0;
+		n = &d->n;
+		n->deadline = TW_NODE_FLAG;
+	} else {
+		n = kmem_cache_alloc(tw_node_cache, GFP_KERNEL_ACCOUNT);
+		if (!n)
+			return NULL;
+		n->deadline = 0;
+	}
+	n->id = id;
+	n->expired = 0;
+	return n;
+}
+
+static void tw_node_release(struct tw_node *n)
+{
+	if (tw_has_data(n))
+		kmem_cache_free(tw_dnode_cache, container_of(n, struct tw_dnode, n));
+	else
+		kmem_cache_free(tw_node_cache, n);
+}
+
 /* A new node for @id, in the index but on no list. */
-static struct tw_node *tw_node_new(struct twheel *wh, u64 id, int *err)
+static struct tw_node *tw_node_new(struct twheel *wh, u64 id, bool data,
+				   int *err)
 {
 	struct tw_node *n;
 
@@ -317,15 +378,13 @@ static struct tw_node *tw_node_new(struct twheel *wh, u64 id, int *err)
 		*err = -ENOSPC;
 		return NULL;
 	}
-	n = kmem_cache_alloc(tw_node_cache, GFP_KERNEL_ACCOUNT);
+	n = tw_node_alloc(id, data);
 	if (!n) {
 		tw_uncharge(wh, 1);
 		*err = -ENOMEM;
 		return NULL;
 	}
-	n->id = id;
-	n->data = 0;
-	n->expired = 0;
+	wh->nr_data += data;
 	tw_index_insert(&wh->idx, n);
 	return n;
 }
@@ -333,7 +392,8 @@ static struct tw_node *tw_node_new(struct twheel *wh, u64 id, int *err)
 static void tw_node_free(struct twheel *wh, struct tw_node *n)
 {
 	tw_index_remove(&wh->idx, n);
-	kmem_cache_free(tw_node_cache, n);
+	wh->nr_data -= tw_has_data(n);
+	tw_node_release(n);
 	tw_uncharge(wh, 1);
 }
 
@@ -352,7 +412,7 @@ static void tw_detach(struct twheel *wh, struct tw_node *n)
 static void tw_place(struct twheel *wh, struct tw_node *n, u64 deadline,
 		     u64 now)
 {
-	n->deadline = deadline;
+	tw_node_set_deadline(n, deadline);
 	if (deadline <= now) {
 		tw_wheel_expire(&wh->w, n, now);
 		trace_twheel_expire(wh, n->id, deadline, now);
@@ -367,31 +427,46 @@ static void tw_place(struct twheel *wh, struct tw_node *n, u64 deadline,
  * Set @id's deadline (and data, unless @data is NULL), creating it if
  * absent.  A later deadline of an armed node is only recorded: the node is
  * re-slotted when its current slot comes due.  Returns the node or an
- * ERR_PTR.
+ * ERR_PTR; on error nothing has changed.
  */
 static struct tw_node *tw_set(struct twheel *wh, u64 id, u64 deadline,
 			      const u64 *data, bool noreplace, u64 now)
 {
 	struct tw_node *n = tw_index_find(&wh->idx, id);
+	bool grow = data && *data && !(n && tw_has_data(n));
 	int err;
 
 	if (n && noreplace)
 		return ERR_PTR(-EEXIST);
-	if (n && !n->expired && deadline >= n->deadline && deadline > now) {
-		n->deadline = deadline;
-		if (data)
-			n->data = *data;
+	if (n && !grow && !n->expired && deadline >= tw_node_deadline(n) &&
+	    deadline > now) {
+		tw_node_set_deadline(n, deadline);
+		if (data && tw_has_data(n))
+			tw_set_data(n, *data);
 		return n;
 	}
 	if (n) {
-		tw_detach(wh, n);
+		if (grow) {
+			struct tw_node *d = tw_node_alloc(id, true);
+
+			if (!d)
+				return ERR_PTR(-ENOMEM);
+			tw_detach(wh, n);
+			tw_index_remove(&wh->idx, n);
+			tw_index_insert(&wh->idx, d);
+			tw_node_release(n);
+			wh->nr_data++;
+			n = d;
+		} else {
+			tw_detach(wh, n);
+		}
 	} else {
-		n = tw_node_new(wh, id, &err);
+		n = tw_node_new(wh, id, grow, &err);
 		if (!n)
 			return ERR_PTR(err);
 	}
-	if (data)
-		n->data = *data;
+	if (data && tw_has_data(n))
+		tw_set_data(n, *data);
 	tw_place(wh, n, deadline, now);
 	return n;
 }
@@ -440,7 +515,8 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
 				err = PTR_ERR(node);
 				break;
 			}
-			trace_twheel_touch(wh, node->id, deadline, node->data);
+			trace_twheel_touch(wh, node->id, deadline,
+					   tw_data(node));
 		}
 		wh->touches += i;
 		tw_unlock(wh);
@@ -502,8 +578,8 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 			if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
 				break;
 			ev[n].id = node->id;
-			ev[n].data = node->data;
-			ev[n].deadline_ns = node->deadline;
+			ev[n].data = tw_data(node);
+			ev[n].deadline_ns = tw_node_deadline(node);
 			ev[n].expired_ns = node->expired;
 			n++;
 		}
@@ -546,7 +622,8 @@ static void tw_trace_expired(struct twheel *wh, unsigned long nr)
 	list_for_each_entry_reverse(n, &wh->w.ready, ready) {
 		if (!nr--)
 			break;
-		trace_twheel_expire(wh, n->id, n->deadline, n->expired);
+		trace_twheel_expire(wh, n->id, tw_node_deadline(n),
+				    n->expired);
 	}
 }
 
@@ -604,7 +681,9 @@ static u64 tw_mem_bytes(const struct twheel *wh)
 
 	if (x->old)
 		b += (u64)sizeof(void *) << x->old_bits;
-	return b + (u64)x->nr * kmem_cache_size(tw_node_cache);
+	return b + (u64)x->nr * kmem_cache_size(tw_node_cache) +
+	       (u64)wh->nr_data * (kmem_cache_size(tw_dnode_cache) -
+				   kmem_cache_size(tw_node_cache));
 }
 
 static void tw_get_stats(struct twheel *wh, struct twheel_stats *st)
@@ -728,7 +807,8 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 				err = PTR_ERR(node);
 				break;
 			}
-			trace_twheel_arm(wh, node->id, deadline, node->data);
+			trace_twheel_arm(wh, node->id, deadline,
+					 tw_data(node));
 		}
 		wh->arms += i;
 		tw_unlock(wh);
@@ -767,8 +847,9 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 
 			if (!node)
 				continue;
-			trace_twheel_cancel(wh, node->id, node->deadline,
-					    node->data);
+			trace_twheel_cancel(wh, node->id,
+					    tw_node_deadline(node),
+					    tw_data(node));
 			tw_detach(wh, node);
 			tw_node_free(wh, node);
 			wh->cancels++;
@@ -794,8 +875,8 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 	n = tw_index_find(&wh->idx, q.id);
 	if (n) {
 		q.state = n->expired ? TWHEEL_STATE_EXPIRED : TWHEEL_STATE_ARMED;
-		q.deadline_ns = n->deadline;
-		q.data = n->data;
+		q.deadline_ns = tw_node_deadline(n);
+		q.data = tw_data(n);
 	}
 	tw_mutex_unlock(wh);
 	if (!n)
@@ -827,8 +908,8 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		memset(out, 0, nr * sizeof(out[0]));
 		for (i = 0; i < nr; i++) {
 			out[i].id = nodes[i]->id;
-			out[i].timeout_ns = nodes[i]->deadline;
-			out[i].data = nodes[i]->data;
+			out[i].timeout_ns = tw_node_deadline(nodes[i]);
+			out[i].data = tw_data(nodes[i]);
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
 		tw_mutex_unlock(wh);
@@ -955,7 +1036,7 @@ static int tw_release(struct inode *inode, struct file *file)
 	cancel_work_sync(&wh->work);
 
 	while ((n = tw_index_pop(&wh->idx, &pos))) {
-		kmem_cache_free(tw_node_cache, n);
+		tw_node_release(n);
 		if (!(++nr % 1024))
 			cond_resched();
 	}
@@ -1040,11 +1121,18 @@ static int __init tw_init(void)
 		max_ids_total = max(ram_ids / 4, 1UL << 20);
 	tw_node_cache = kmem_cache_create("twheel_node", sizeof(struct tw_node),
 					  0, SLAB_ACCOUNT, NULL);
-	if (!tw_node_cache)
+	tw_dnode_cache = kmem_cache_create("twheel_node_data",
+					   sizeof(struct tw_dnode), 0,
+					   SLAB_ACCOUNT, NULL);
+	if (!tw_node_cache || !tw_dnode_cache) {
+		kmem_cache_destroy(tw_dnode_cache);
+		kmem_cache_destroy(tw_node_cache);
 		return -ENOMEM;
+	}
 	tw_misc.mode = dev_mode;
 	err = misc_register(&tw_misc);
 	if (err) {
+		kmem_cache_destroy(tw_dnode_cache);
 		kmem_cache_destroy(tw_node_cache);
 		return err;
 	}
@@ -1057,6 +1145,7 @@ static void __exit tw_exit(void)
 {
 	debugfs_remove_recursive(tw_debugfs);
 	misc_deregister(&tw_misc);
+	kmem_cache_destroy(tw_dnode_cache);
 	kmem_cache_destroy(tw_node_cache);
 }
 

@@ -1317,6 +1317,81 @@ TEST(query_output)
 	close(fd);
 }
 
+/*
+ * An id that never carried data sits in a smaller node than one armed with
+ * data: mem_bytes shows the move, and data, deadline and state survive it
+ * whatever the id's state (ARMED or EXPIRED) when the data arrives.
+ */
+TEST(data_moves_to_larger_node)
+{
+	__u64 ids[4] = { 1, 2, 3, 4 }, mem0, plain, more, done;
+	struct twheel_query q1, q2;
+	struct twheel_stats st;
+	struct twheel_event ev[2];
+	int fd;
+
+	OPEN_OR_SKIP(fd);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	mem0 = st.mem_bytes;
+	ASSERT_EQ(32, write(fd, ids, 32));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	plain = (st.mem_bytes - mem0) / 4;
+	ASSERT_EQ(mem0 + 4 * plain, st.mem_bytes);
+	ASSERT_LE(U(40), plain);
+
+	/* id 1: ARMED, gets data with a later deadline (the lazy path) */
+	ASSERT_EQ(0, query(fd, 1, &q1));
+	ASSERT_EQ(U(0), q1.data);
+	ASSERT_EQ(0, arm1(fd, 1, 7200 * SEC, 0x1111, 0));
+	ASSERT_EQ(0, query(fd, 1, &q2));
+	ASSERT_EQ(U(0x1111), q2.data);
+	ASSERT_EQ(U(TWHEEL_STATE_ARMED), q2.state);
+	ASSERT_LT(q1.deadline_ns, q2.deadline_ns);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	more = st.mem_bytes - mem0 - 4 * plain;
+	ASSERT_LT(U(0), more);
+	ASSERT_GE(U(16), more);
+
+	/* data 0 keeps the larger node; a touch keeps the data */
+	ASSERT_EQ(0, arm1(fd, 1, 3600 * SEC, 0, 0));
+	ASSERT_EQ(0, query(fd, 1, &q1));
+	ASSERT_EQ(U(0), q1.data);
+	ASSERT_EQ(0, arm1(fd, 1, 3600 * SEC, 0x2222, 0));
+	ASSERT_EQ(8, write(fd, ids, 8));
+	ASSERT_EQ(0, query(fd, 1, &q1));
+	ASSERT_EQ(U(0x2222), q1.data);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(mem0 + 4 * plain + more, st.mem_bytes);
+
+	/* id 2: EXPIRED, then armed again with data: its old event is gone */
+	ASSERT_EQ(0, arm_past(fd, 2, 0));
+	ASSERT_EQ(TWHEEL_STATE_EXPIRED, state_of(fd, 2));
+	ASSERT_EQ(0, arm1(fd, 2, 3600 * SEC, 0x3333, 0));
+	ASSERT_EQ(TWHEEL_STATE_ARMED, state_of(fd, 2));
+	ASSERT_EQ(-EAGAIN, read_events(fd, ev, 2));
+
+	/* id 3: data and a deadline in the past at once: the event has both */
+	ASSERT_EQ(0, arm_past(fd, 3, 0x4444));
+	ASSERT_EQ(1, read_events(fd, ev, 2));
+	ASSERT_EQ(U(3), ev[0].id);
+	ASSERT_EQ(U(0x4444), ev[0].data);
+	ASSERT_EQ(U(1), ev[0].deadline_ns);
+
+	/* NOREPLACE refuses before anything moves */
+	ASSERT_EQ(-EEXIST, arm1(fd, 4, 3600 * SEC, 0x5555, TWHEEL_ARM_NOREPLACE));
+	ASSERT_EQ(0, query(fd, 4, &q1));
+	ASSERT_EQ(U(0), q1.data);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(mem0 + 3 * plain + 2 * more, st.mem_bytes);
+	ASSERT_EQ(U(3), st.armed);
+
+	ASSERT_EQ(0, cancel_n(fd, ids, 4, &done));
+	ASSERT_EQ(U(3), done);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(mem0, st.mem_bytes);
+	close(fd);
+}
+
 /* ---- GET_STATS ------------------------------------------------------- */
 
 TEST(stats_counters)

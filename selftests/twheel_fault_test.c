@@ -476,7 +476,8 @@ static int baseline(struct model *m)
 	memset(a, 0, sizeof(a));
 	for (i = 0; i < NIDS; i++) {
 		a[i].id = OLD_ID(i);
-		a[i].data = 0xD000 + i;
+		/* even ids in plain nodes: arm_replace moves them (allocates) */
+		a[i].data = i % 2 ? 0xD000 + i : 0;
 		a[i].flags = TWHEEL_ARM_ABSTIME;
 		a[i].timeout_ns = i % 3 ? far + i * MS : 1 + (uint64_t)i;
 		m_arm(m, i, &a[i], now, now);

@@ -67,6 +67,12 @@ struct mnode {
 };
 
 static struct mnode m[NODES];
+
+/* The caller's bit in the deadline word that node @i carries. */
+static u64 flag_of(int i)
+{
+	return i & 1 ? TW_NODE_FLAG : 0;
+}
 static struct tw_wheel w;
 static struct tw_index x;
 
@@ -313,7 +319,8 @@ static void check_wheel(void)
 		if (y->state == ABSENT)
 			continue;
 		CHECK(y->n.id == y->id, "node %d: id changed", i);
-		CHECK(y->n.deadline == y->deadline, "node %d: deadline changed", i);
+		CHECK(y->n.deadline == (y->deadline | flag_of(i)),
+		      "node %d: deadline word changed", i);
 		if (y->state == ARMED) {
 			CHECK(y->n.expired == 0, "armed node %d has expired = %" PRIu64,
 			      i, y->n.expired);
@@ -562,7 +569,7 @@ static void place(int i, u64 d, bool raw)
 {
 	struct mnode *y = &m[i];
 
-	y->n.deadline = d;
+	tw_node_set_deadline(&y->n, d);
 	y->deadline = d;
 	if (!raw && d <= now) {
 		tw_wheel_expire(&w, &y->n, now);
@@ -643,6 +650,8 @@ static void create(int i)
 	y->id = gen_id(i);
 	memset(&y->n, 0x5a, sizeof(y->n));	/* the core must set what it uses */
 	y->n.id = y->id;
+	/* odd nodes carry the caller's flag, which the core must keep */
+	y->n.deadline = flag_of(i);
 	tw_index_insert(&x, &y->n);
 	nr_present++;
 	y->touched = true;
@@ -954,7 +963,7 @@ static void op_set(int i, u64 d, bool raw)
 	tr("%s node %d deadline %" PRIu64 " (tick %" PRIu64 ", %s)",
 	   raw ? "add_raw" : "set", i, d, exp_tick(d), state_name[y->state]);
 	if (!raw && y->state == ARMED && d >= y->deadline && d > now) {
-		y->n.deadline = d;
+		tw_node_set_deadline(&y->n, d);
 		y->deadline = d;
 		return;
 	}

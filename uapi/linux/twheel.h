@@ -66,7 +66,10 @@ struct twheel_config {
  *	TWHEEL_ARM_ABSTIME the absolute deadline.  Values above
  *	TWHEEL_DEADLINE_MAX are rejected (EINVAL, like a negative timespec for
  *	timerfd); now + timeout saturates at TWHEEL_DEADLINE_MAX.
- * @data: payload returned with the id's event
+ * @data: payload returned with the id's event.  An id that never carried
+ *	data uses a smaller node; its first non-zero @data moves it to a
+ *	larger one, so ARM may fail with ENOMEM even for an existing id
+ *	(which is then left as it was).
  * @flags: TWHEEL_ARM_*
  * @reserved: must be 0
  */

@@ -756,6 +756,39 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 	return c;
 }
 
+/*
+ * Memory per id when every id carries data (ARM with non-zero data): a
+ * fresh twheel fd, the same N ids, after the session's contenders are
+ * closed.  Ids touched by write() never carry data and use smaller nodes.
+ */
+static void memory_data(const struct opts *o, const uint64_t *ids)
+{
+	struct copts co = { .n_max = o->n, .timeout_ns = 3600 * NSEC_PER_SEC,
+			    .tick_ns = o->tick_ns };
+	struct twheel_stats st;
+	struct memsnap m0, m1;
+	struct contender *c;
+	int err;
+
+	mem_snap(&m0);
+	err = copen(&twheel_ops, &c, &co);
+	if (err)
+		die("twheel: open failed: %s", strerror(-err));
+	err = twheel_arm_data(c, ids, o->n, co.timeout_ns);
+	if (err)
+		die("twheel: ARM with data failed: %s", strerror(-err));
+	mem_snap(&m1);
+	json_begin("memory_data", "twheel", o->n, o->rep);
+	mem_delta_json(out, &m0, &m1, o->n);
+	twheel_get_stats(c, &st);
+	json_f("mem_bytes_per_id", (double)st.mem_bytes / (double)o->n);
+	json_u("armed", st.armed);
+	json_end();
+	twheel_ops.close(c);
+	mem_snap_free(&m0);
+	mem_snap_free(&m1);
+}
+
 static void touch_session(const struct opts *o)
 {
 	struct contender *cs[8];
@@ -782,6 +815,9 @@ static void touch_session(const struct opts *o)
 	}
 	for (k = 0; k < o->ncont; k++)
 		o->cont[k]->close(cs[k]);
+	for (k = 0; k < o->ncont && o->mem; k++)
+		if (o->cont[k] == &twheel_ops)
+			memory_data(o, ids);
 	free(ids);
 	free(seq);
 }

@@ -87,7 +87,6 @@ static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 		if (!n)
 			return -12;	/* ENOMEM */
 		n->id = id;
-		n->data = 0;
 		n->expired = 0;
 		tw_index_insert(&p->x, n);
 	}

@@ -98,6 +98,32 @@ static int tw_arm_abs(struct contender *c, const uint64_t *ids,
 	return 0;
 }
 
+/* ARM with a relative timeout and non-zero data (the data-node path). */
+int twheel_arm_data(struct contender *c, const uint64_t *ids, size_t n,
+		    uint64_t timeout_ns)
+{
+	struct tw *t = tw_of(c);
+	size_t done = 0, i, k;
+
+	while (done < n) {
+		struct twheel_batch b = { 0 };
+
+		k = n - done < TW_ARM_BATCH ? n - done : TW_ARM_BATCH;
+		for (i = 0; i < k; i++) {
+			t->arm[i].id = ids[done + i];
+			t->arm[i].timeout_ns = timeout_ns;
+			t->arm[i].data = ids[done + i] | 1;
+			t->arm[i].flags = 0;
+		}
+		b.ptr = (uintptr_t)t->arm;
+		b.count = k;
+		if (ioctl(t->fd, TWHEEL_IOC_ARM, &b))
+			return -errno;
+		done += k;
+	}
+	return 0;
+}
+
 static int tw_touch(struct contender *c, const uint64_t *ids, size_t n,
 		    uint64_t now)
 {

@@ -298,6 +298,8 @@ def targets(d, rows, guest):
 
     # memory
     tw = agg(pick(rows, "memory", "twheel", 1000000), "kernel_bytes_per_id")
+    twd = agg(pick(rows, "memory_data", "twheel", 1000000),
+              "kernel_bytes_per_id")
     tf_n = 1000000 if pick(rows, "memory", "timerfd", 1000000) else \
         max(sizes(rows, "memory", "timerfd") or [0])
     tf = agg(pick(rows, "memory", "timerfd", tf_n), "kernel_bytes_per_id")
@@ -308,8 +310,11 @@ def targets(d, rows, guest):
         out.append([
             "memory ≤ 64 B per armed id at 1M ids (stretch ≤ 48 B), vs ~600 B "
             "for timerfd",
-            "twheel {} B/id; timerfd {} B/id (at {}){}".format(
-                fmt(tw.med), fmt(tf.med) if tf else "–", nfmt(tf_n),
+            "twheel {} B/id{}; timerfd {} B/id (at {}){}".format(
+                fmt(tw.med),
+                " (ids armed with data: {} B/id)".format(fmt(twd.med))
+                if twd else "",
+                fmt(tf.med) if tf else "–", nfmt(tf_n),
                 "; with memory-cgroup kernel accounting on (any host with a "
                 "child memory cgroup) twheel {} B/id".format(fmt(cg.med))
                 if cg else ""),
@@ -576,7 +581,10 @@ def memory_section(d, rows, plots):
         "`stats.mem_bytes`.  The map + scan and in-process contenders hold "
         "user memory only (RSS growth, for reference).  Measured with no "
         "child memory cgroup on the system; the cost with memory-cgroup "
-        "accounting on follows.")
+        "accounting on follows.  The ids are touched with write(), so they "
+        "carry no data; *twheel, ids armed with data* is the same N ids "
+        "armed on a fresh fd with TWHEEL_IOC_ARM and non-zero data, which "
+        "puts each in the larger node that holds the payload.")
     d.p()
     for n in sizes(rows, "memory"):
         out = []
@@ -584,12 +592,17 @@ def memory_section(d, rows, plots):
             r = pick(rows, "memory", c, n)
             if not r:
                 continue
-            top = r[-1].get("slab_top", [])
-            tops = ", ".join("{} {}".format(t["cache"], fmt(t["bytes_per_id"]))
-                             for t in top if t["bytes_per_id"] >= 1)
-            out.append([LABEL[c], len(r), cell(agg(r, "kernel_bytes_per_id")),
-                        cell(agg(r, "mem_bytes_per_id")) if c == "twheel" else "–",
-                        tops or "–", cell(agg(r, "rss_bytes_per_id"))])
+            rd = pick(rows, "memory_data", c, n) if c == "twheel" else []
+            for label, rr in ((LABEL[c], r),
+                              (LABEL[c] + ", ids armed with data", rd)):
+                if not rr:
+                    continue
+                top = rr[-1].get("slab_top", [])
+                tops = ", ".join("{} {}".format(t["cache"], fmt(t["bytes_per_id"]))
+                                 for t in top if t["bytes_per_id"] >= 1)
+                out.append([label, len(rr), cell(agg(rr, "kernel_bytes_per_id")),
+                            cell(agg(rr, "mem_bytes_per_id")) if c == "twheel" else "–",
+                            tops or "–", cell(agg(rr, "rss_bytes_per_id"))])
         d.p("### {} ids".format(nfmt(n)))
         d.p()
         d.table(["contender", "runs", "kernel B per id", "stats.mem_bytes per id",
@@ -605,8 +618,8 @@ def memory_section(d, rows, plots):
             "one at its very end, after everything above): from then on "
             "every new slab page of an accounted cache (twheel_node is "
             "SLAB_ACCOUNT) carries an obj_cgroup pointer vector, one pointer "
-            "per object, itself a kmalloc allocation — 73 twheel nodes per "
-            "page: 584 B, rounded up to kmalloc-1k — whatever cgroup the task "
+            "per object, itself a kmalloc allocation — 85 twheel nodes of 48 B "
+            "per page: 680 B, rounded up to kmalloc-1k — whatever cgroup the task "
             "is in.  A host where systemd runs services in memory cgroups "
             "always has it on (unless booted with cgroup.memory=nokmem).")
         d.p()

@@ -131,6 +131,12 @@ END {
 			    (c == "twheel" ? ", stats.mem_bytes " num(l, "mem_bytes_per_id") " per id" : ""))
 		}
 	}
+	# ids armed with data: the larger node, a few bytes more per id
+	l = rec["memory/twheel"]; d = rec["memory_data/twheel"]
+	x = num(d, "mem_bytes_per_id") - num(l, "mem_bytes_per_id")
+	tap(num(d, "armed") == N && pos(num(d, "kernel_bytes_per_id")) && x > 0 && x <= 16,
+	    "memory twheel, ids armed with data: " num(d, "kernel_bytes_per_id") \
+	    " kernel bytes per id, stats.mem_bytes " x " more per id than touched ids")
 	for (i = 1; i <= 4; i++) {
 		c = cs[i]; e = rec["idle/" c "/empty"]; f = rec["idle/" c "/far"]
 		tap(rc["idle/" c] == 0 && e != "" && f != "" && num(e, "events") == 0 &&
