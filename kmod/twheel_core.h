@@ -27,26 +27,28 @@
 /**
  * struct tw_node - one id, armed or expired
  * @hnext: next node in the index bucket, in ascending key order
- * @slot: while armed: link in a wheel slot or in the drain list
- * @ready: while expired: link in the ready queue
  * @id: the user's id
  * @deadline: absolute deadline in ns (at most KTIME_MAX), in bits 0..62;
  *	bit 63 (TW_NODE_FLAG) belongs to the caller and is never changed
  *	here.  Read it with tw_node_deadline(), set it with
  *	tw_node_set_deadline().
+ * @slot: while armed: link in a wheel slot or in the drain list
+ * @ready: while expired: link in the ready queue
  * @expired: 0 while armed; the clock when the event was queued once expired
  *
- * 48 bytes.  The user's payload is not here: the caller embeds the node in
+ * 48 bytes.  A lookup reads @hnext and @id of the nodes of a chain and a
+ * touch writes @deadline: the first 24 bytes, so that a touch of a node
+ * whose slot does not move stays within one cache line more often.  The user's payload is not here: the caller embeds the node in
  * a larger object when it needs one, and marks such nodes with TW_NODE_FLAG.
  */
 struct tw_node {
 	struct tw_node *hnext;
+	u64 id;
+	u64 deadline;
 	union {
 		struct hlist_node slot;
 		struct list_head ready;
 	};
-	u64 id;
-	u64 deadline;
 	u64 expired;
 };
 
