@@ -44,6 +44,7 @@
 /* kselftest_harness.h (6.1) has unused parameters in its own macros */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+#include "clock.h"
 
 #define DEV		"/dev/twheel"
 #define MS		1000000ULL
@@ -59,14 +60,6 @@
 		SKIP(return, DEV " not present (module not loaded)");	\
 	ASSERT_LE(0, (fd)) TH_LOG("open " DEV ": %s", strerror(errno)); \
 } while (0)
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t uptr(const void *p)
 {
@@ -463,7 +456,7 @@ static bool m_finish(struct __test_metadata *_metadata, const char *op,
 static int baseline(struct model *m)
 {
 	struct twheel_arm a[NIDS];
-	uint64_t now = mono(), far = now + 2 * HOUR, done;
+	uint64_t now = now_ns(), far = now + 2 * HOUR, done;
 	int fd, i;
 
 	m_init(m);
@@ -512,12 +505,12 @@ static bool clean_errno(int err)
 static unsigned int outcomes[4];
 
 #define FAULTED(call) do {						\
-	t0 = mono();							\
+	t0 = now_ns();							\
 	fi_arm(f, n);							\
 	ret = (call);							\
 	err = errno;							\
 	inj = fi_injected(f);						\
-	t1 = mono();							\
+	t1 = now_ns();							\
 	if (ret < 0)							\
 		outcomes[err == ENOMEM ? 0 : err == EFAULT ? 1 : 2]++;	\
 	else if (inj)							\
@@ -578,7 +571,7 @@ static bool op_arm(OP_ARGS, int base)
 {
 	struct twheel_arm a[NIDS];
 	struct twheel_batch b;
-	uint64_t now = mono(), t0, t1, done;
+	uint64_t now = now_ns(), t0, t1, done;
 	struct model m;
 	int fd = baseline(&m), i, ret, err;
 	bool inj;
@@ -914,9 +907,9 @@ static bool kml_clean(struct __test_metadata *_metadata, const char *op,
 	uint64_t t0, due = since + KML_AGE_MS * MS;
 	bool ok = true;
 
-	while (mono() < due)
+	while (now_ns() < due)
 		usleep(20000);
-	t0 = mono();
+	t0 = now_ns();
 	if (!kml_cmd("scan")) {
 		TH_LOG("%s: kmemleak scan failed (%s): kmemleak disabled?", op,
 		       strerror(errno));
@@ -927,7 +920,7 @@ static bool kml_clean(struct __test_metadata *_metadata, const char *op,
 		TH_LOG("%s: kmemleak reports a leak:\n%s", op, rep);
 		ok = false;
 	}
-	*secs = (mono() - t0) / 1e9;
+	*secs = (now_ns() - t0) / 1e9;
 	kml_cmd("clear");
 	return ok;
 }
@@ -954,7 +947,7 @@ TEST_F_TIMEOUT(fault, fail_nth_each_op, 1500)
 	/* no user page faults (fault points too) around the calls */
 	mlockall(MCL_CURRENT | MCL_FUTURE);
 	for (k = 0; k < NOPS; k++) {
-		uint64_t t = mono();
+		uint64_t t = now_ns();
 		bool ok = true, clean = false;
 
 		memset(outcomes, 0, sizeof(outcomes));
@@ -963,13 +956,13 @@ TEST_F_TIMEOUT(fault, fail_nth_each_op, 1500)
 		points = n - 2;		/* the last call ran clean */
 		TH_LOG("%-15s %4u fault points: %u ENOMEM, %u EFAULT, %u other, %u absorbed or short (%.1f s)%s",
 		       op_name[k], points, outcomes[0], outcomes[1], outcomes[2],
-		       outcomes[3], (mono() - t) / 1e9, ok ? "" : ", FAILED");
+		       outcomes[3], (now_ns() - t) / 1e9, ok ? "" : ", FAILED");
 		EXPECT_TRUE(ok);
 		EXPECT_TRUE(!ok || clean) TH_LOG("%s: no clean call after %d fault points",
 						 op_name[k], MAX_N);
 		if (kml) {
 			double secs = 0;
-			bool lk = kml_clean(_metadata, op_name[k], mono(), &secs);
+			bool lk = kml_clean(_metadata, op_name[k], now_ns(), &secs);
 
 			EXPECT_TRUE(lk);
 			if (lk)
@@ -1063,7 +1056,7 @@ TEST(bounds_arm_cancel)
 {
 	long ps = psz(), i, per = ps / (long)ARMSZ;
 	struct twheel_arm *a = map_hole(1);
-	uint64_t *ids = map_hole(1), done, far = mono() + HOUR;
+	uint64_t *ids = map_hole(1), done, far = now_ns() + HOUR;
 	struct twheel_stats st;
 	int fd, ret;
 
@@ -1158,9 +1151,9 @@ static int arm_query(int fd, uint64_t id, uint64_t t, uint32_t fl,
 {
 	int ret;
 
-	*t0 = mono();
+	*t0 = now_ns();
 	ret = arm1(fd, id, t, id, fl);
-	*t1 = mono();
+	*t1 = now_ns();
 	return ret ? ret : query(fd, id, q);
 }
 
@@ -1204,7 +1197,7 @@ TEST(bounds_timeouts)
 		EXPECT_EQ(-EINVAL, arm_query(f2, 8, UINT64_MAX, TWHEEL_ARM_ABSTIME, &q, &t0, &t1));
 		EXPECT_EQ(-EINVAL, arm_query(f2, 8, dmax + 1, TWHEEL_ARM_ABSTIME, &q, &t0, &t1));
 		for (id = 9; id <= 11; id++) {
-			uint64_t t = id == 9 ? 0 : id == 10 ? 1 : mono() - SEC;
+			uint64_t t = id == 9 ? 0 : id == 10 ? 1 : now_ns() - SEC;
 
 			ASSERT_EQ(0, arm_query(f2, id, t, TWHEEL_ARM_ABSTIME, &q, &t0, &t1));
 			EXPECT_EQ(t, q.deadline_ns);
@@ -1214,9 +1207,9 @@ TEST(bounds_timeouts)
 		c.timeout_ns = big;
 		ASSERT_EQ(0, ioc(f2, TWHEEL_IOC_SET_CONFIG, &c));
 		id = 12;
-		t0 = mono();
+		t0 = now_ns();
 		ASSERT_EQ(8, write(f2, &id, 8));
-		t1 = mono();
+		t1 = now_ns();
 		ASSERT_EQ(0, query(f2, id, &q));
 		EXPECT_TRUE(q.deadline_ns >= t0 + big && q.deadline_ns <= t1 + big);
 		c.timeout_ns = dmax;
@@ -1245,9 +1238,9 @@ TEST(bounds_timeouts)
 		close(f2);
 	}
 	/* relative 1 ns: due at the next tick, never early, nothing hangs */
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ(0, arm1(fd, 1, 1, 0, 0));
-	for (got = 0; !got && mono() - t0 < 10 * SEC; ) {
+	for (got = 0; !got && now_ns() - t0 < 10 * SEC; ) {
 		ssize_t r = read(fd, ev, sizeof(ev));
 
 		if (r > 0)
@@ -1255,7 +1248,7 @@ TEST(bounds_timeouts)
 		else
 			usleep(1000);
 	}
-	now = mono();
+	now = now_ns();
 	ASSERT_EQ(1, got);
 	EXPECT_TRUE(ev[0].deadline_ns <= ev[0].expired_ns && ev[0].deadline_ns <= now);
 	TH_LOG("1 ns timeout: late by %" PRIu64 " us",

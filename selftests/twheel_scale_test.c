@@ -27,10 +27,10 @@
 
 #include "kselftest_harness.h"
 #include "model.h"
+#include "clock.h"
 
 #define MS		((uint64_t)1000000)
 #define SEC		((uint64_t)1000000000)
-#define DEFAULT_SEED	0x7477686565ULL
 
 /*
  * 1,000,000 ids; TWHEEL_SCALE_IDS sets fewer (the debug kernel's run, where
@@ -56,42 +56,6 @@ static void __attribute__((constructor)) scale_ids_from_env(void)
 #define S_READ_EV	65536U
 #define S_TICK		(1 * MS)	/* the default tick */
 #define S_LATE_SANE	(30 * SEC)	/* sanity bound, not a target */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_until(uint64_t t)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(t / SEC),
-		.tv_nsec = (long)(t % SEC),
-	};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-static uint64_t get_seed(void)
-{
-	const char *s = getenv("TWHEEL_SEED");
-
-	return (s && *s) ? strtoull(s, NULL, 0) : DEFAULT_SEED;
-}
-
-static int set_timeout(int fd, uint64_t timeout_ns)
-{
-	struct twheel_config c;
-
-	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
-		return -errno;
-	c.timeout_ns = timeout_ns;
-	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
-}
 
 static int get_stats(int fd, struct twheel_stats *st)
 {
