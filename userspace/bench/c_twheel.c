@@ -73,10 +73,13 @@ static int tw_open(struct contender **cp, const struct copts *o)
 	return 0;
 }
 
-static int tw_arm_abs(struct contender *c, const uint64_t *ids,
-		      const uint64_t *deadlines, size_t n)
+/*
+ * TWHEEL_IOC_ARM in batches: with @deadlines, absolute deadlines and data
+ * 0; else the relative @timeout_ns and non-zero data (the data-node path).
+ */
+static int tw_arm(struct tw *t, const uint64_t *ids, const uint64_t *deadlines,
+		  uint64_t timeout_ns, size_t n)
 {
-	struct tw *t = tw_of(c);
 	size_t done = 0, i, k;
 
 	while (done < n) {
@@ -84,10 +87,12 @@ static int tw_arm_abs(struct contender *c, const uint64_t *ids,
 
 		k = n - done < TW_ARM_BATCH ? n - done : TW_ARM_BATCH;
 		for (i = 0; i < k; i++) {
-			t->arm[i].id = ids[done + i];
-			t->arm[i].timeout_ns = deadlines[done + i];
-			t->arm[i].data = 0;
-			t->arm[i].flags = TWHEEL_ARM_ABSTIME;
+			const uint64_t id = ids[done + i];
+
+			t->arm[i].id = id;
+			t->arm[i].timeout_ns = deadlines ? deadlines[done + i] : timeout_ns;
+			t->arm[i].data = deadlines ? 0 : id | 1;
+			t->arm[i].flags = deadlines ? TWHEEL_ARM_ABSTIME : 0;
 		}
 		b.ptr = (uintptr_t)t->arm;
 		b.count = k;
@@ -98,30 +103,16 @@ static int tw_arm_abs(struct contender *c, const uint64_t *ids,
 	return 0;
 }
 
-/* ARM with a relative timeout and non-zero data (the data-node path). */
+static int tw_arm_abs(struct contender *c, const uint64_t *ids,
+		      const uint64_t *deadlines, size_t n)
+{
+	return tw_arm(tw_of(c), ids, deadlines, 0, n);
+}
+
 int twheel_arm_data(struct contender *c, const uint64_t *ids, size_t n,
 		    uint64_t timeout_ns)
 {
-	struct tw *t = tw_of(c);
-	size_t done = 0, i, k;
-
-	while (done < n) {
-		struct twheel_batch b = { 0 };
-
-		k = n - done < TW_ARM_BATCH ? n - done : TW_ARM_BATCH;
-		for (i = 0; i < k; i++) {
-			t->arm[i].id = ids[done + i];
-			t->arm[i].timeout_ns = timeout_ns;
-			t->arm[i].data = ids[done + i] | 1;
-			t->arm[i].flags = 0;
-		}
-		b.ptr = (uintptr_t)t->arm;
-		b.count = k;
-		if (ioctl(t->fd, TWHEEL_IOC_ARM, &b))
-			return -errno;
-		done += k;
-	}
-	return 0;
+	return tw_arm(tw_of(c), ids, NULL, timeout_ns, n);
 }
 
 static int tw_touch(struct contender *c, const uint64_t *ids, size_t n,
