@@ -60,8 +60,7 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # against, only the PIT, and on a busy host that calibration fails: the
 # guest then falls back to the jiffies clocksource (4 ms clock, low-res
 # hrtimers).  Under TCG the guest's TSC is the host's, so hand the guest
-# the host's TSC rate; tsc=reliable because the only watchdog left would
-# be jiffies, which lose ticks under TCG.
+# the host's TSC rate (scripts/vm.sh already passes tsc=reliable).
 dbg_append="acpi=off"
 tsc_khz=$(dmesg 2>/dev/null | sed -n \
 	-e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
@@ -71,7 +70,7 @@ if [ -z "$tsc_khz" ] && grep -qw constant_tsc /proc/cpuinfo; then
 fi
 if [ -n "$tsc_khz" ]; then
 	tsc_khz=$(awk -v m="$tsc_khz" 'BEGIN { printf "%d", m * 1000 }')
-	dbg_append+=" tsc_early_khz=$tsc_khz tsc=reliable"
+	dbg_append+=" tsc_early_khz=$tsc_khz"
 	echo "# host TSC: $tsc_khz kHz, given to the guest"
 else
 	echo "# host TSC rate unknown: the guest calibrates against the PIT"

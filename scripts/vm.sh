@@ -505,6 +505,12 @@ qesc() { printf '%s' "${1//,/,,}"; } # QEMU option values: ',' -> ',,'
 
 append="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 slab_nomerge"
 append+=" loglevel=4 log_buf_len=4M"
+# Under TCG every vCPU's TSC is the host's (invariant) TSC, but the guest's
+# boot-time TSC sync check and clocksource watchdog see emulation jitter
+# and, in some boots, mark it unstable: the guest then reads the HPET, an
+# emulated MMIO device (about 1 us a read, and vDSO clock_gettime becomes
+# a syscall), which changes every timing from one boot to the next.
+append+=" tsc=reliable"
 [[ -z "$extra_append" ]] || append+=" $extra_append"
 
 result_file=$run/result.txt
