@@ -38,8 +38,9 @@
  *
  * 48 bytes.  A lookup reads @hnext and @id of the nodes of a chain and a
  * touch writes @deadline: the first 24 bytes, so that a touch of a node
- * whose slot does not move stays within one cache line more often.  The user's payload is not here: the caller embeds the node in
- * a larger object when it needs one, and marks such nodes with TW_NODE_FLAG.
+ * whose slot does not move stays within one cache line more often.  The
+ * user's payload is not here: the caller embeds the node in a larger
+ * object when it needs one, and marks such nodes with TW_NODE_FLAG.
  */
 struct tw_node {
 	struct tw_node *hnext;

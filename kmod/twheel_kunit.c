@@ -182,13 +182,13 @@ static unsigned int twt_run_timer(struct kunit *test, struct tw_wheel *w,
 
 		for (i = 0; i < nr; i++)
 			if (!nodes[i].expired)
-				min_e = min(min_e, tw_ticks(w, nodes[i].deadline));
+				min_e = min(min_e, tw_ticks(w, tw_node_deadline(&nodes[i])));
 		KUNIT_ASSERT_LE_MSG(test, t, min_e, "wake-up after an expiry");
 		KUNIT_ASSERT_LT(test, ++wakeups, 16 * nr + 16);
 		twt_advance(test, w, now);
 		KUNIT_EXPECT_EQ(test, w->cur, t);
 		for (i = 0; i < nr; i++) {
-			u64 e = tw_ticks(w, nodes[i].deadline);
+			u64 e = tw_ticks(w, tw_node_deadline(&nodes[i]));
 
 			if (e > t) {
 				KUNIT_EXPECT_EQ_MSG(test, nodes[i].expired, 0ULL,
@@ -209,12 +209,12 @@ static unsigned int twt_run_timer(struct kunit *test, struct tw_wheel *w,
 	KUNIT_EXPECT_EQ(test, twt_ready_len(w), base + nr);
 	i = 0;
 	list_for_each_entry(n, &w->ready, ready) {
-		u64 e = tw_ticks(w, n->deadline);
+		u64 e = tw_ticks(w, tw_node_deadline(n));
 
 		if (i++ < base)
 			continue;
 		KUNIT_EXPECT_LE(test, prev_e, e);
-		KUNIT_EXPECT_GE(test, n->expired, n->deadline);
+		KUNIT_EXPECT_GE(test, n->expired, tw_node_deadline(n));
 		prev_e = e;
 	}
 	return wakeups;

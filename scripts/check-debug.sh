@@ -57,25 +57,14 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # acpi=off: ACPI's AML interpreter is too slow under KASAN + TCG (AML loop
 # timeouts, soft lockups); CPUs and IRQs then come from the MP table.
 # Without ACPI the guest has no HPET or PM timer to calibrate the TSC
-# against, only the PIT, and on a busy host that calibration fails: the
-# guest then falls back to the jiffies clocksource (4 ms clock, low-res
-# hrtimers).  Under TCG the guest's TSC is the host's, so hand the guest
-# the host's TSC rate (scripts/vm.sh already passes tsc=reliable).
-dbg_append="acpi=off"
-tsc_khz=$(dmesg 2>/dev/null | sed -n \
-	-e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
-	-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1)
-if [ -z "$tsc_khz" ] && grep -qw constant_tsc /proc/cpuinfo; then
-	tsc_khz=$(sed -n 's/^cpu MHz[[:space:]]*: \([0-9.]*\)$/\1/p' /proc/cpuinfo | head -n 1)
-fi
-if [ -n "$tsc_khz" ]; then
-	tsc_khz=$(awk -v m="$tsc_khz" 'BEGIN { printf "%d", m * 1000 }')
-	dbg_append+=" tsc_early_khz=$tsc_khz"
-	echo "# host TSC: $tsc_khz kHz, given to the guest"
-else
-	echo "# host TSC rate unknown: the guest calibrates against the PIT"
-fi
-scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "$dbg_append" \
+# against, only the PIT; on a busy host that calibration fails and the
+# guest runs on the jiffies clocksource (4 ms clock, low-res hrtimers).
+# The suites hold either way (never early is strict, lateness is only
+# logged); the bench sanity run reports a clock too coarse to time touches.
+# (Handing the guest the host's TSC rate with tsc_early_khz= avoids the
+# fallback, but 2 boots in 5 then took an interrupt in identify_cpu() on a
+# not yet usable irq_desc: a KASAN wild-memory-access panic.)
+scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	--out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-3000}" \
 	-- env TWHEEL_SCALE_IDS=100000 TWHEEL_SLOW_KERNEL=1 selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?

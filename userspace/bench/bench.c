@@ -679,6 +679,8 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 		json_f("ns_per_touch_median", (double)med / 1000);
 		json_f("ns_per_touch_worst", (double)max / 1000);
 		json_f("cpu_ns_per_touch", (double)cpu[j] / (double)(per * (uint64_t)o->rounds));
+		/* a guest on the jiffies clocksource times short rounds as 0 */
+		json_u("clock_res_ns", clock_res_ns());
 		fprintf(out, ",\"rounds_ns\":[");
 		for (r = 0; r < o->rounds; r++) {
 			snprintf(buf, sizeof(buf), "%.1f", v[r]);

@@ -106,6 +106,7 @@ uint64_t timerfd_count(struct contender *c);
 /* ---- util.c -------------------------------------------------------------- */
 
 uint64_t now_ns(void);			/* CLOCK_MONOTONIC */
+uint64_t clock_res_ns(void);		/* its resolution: 1 unless coarse */
 void sleep_until(uint64_t t);		/* absolute CLOCK_MONOTONIC */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void *xcalloc(size_t n, size_t size);
