@@ -397,6 +397,17 @@ static void tw_node_free(struct twheel *wh, struct tw_node *n)
 	tw_uncharge(wh, 1);
 }
 
+/* Put @d, a data node for the same id, in @n's place; @n is on no list. */
+static struct tw_node *tw_node_replace(struct twheel *wh, struct tw_node *n,
+				       struct tw_node *d)
+{
+	tw_index_remove(&wh->idx, n);
+	tw_index_insert(&wh->idx, d);
+	tw_node_release(n);
+	wh->nr_data++;
+	return d;
+}
+
 /* Take a node off the wheel or the ready queue (discarding its event). */
 static void tw_detach(struct twheel *wh, struct tw_node *n)
 {
@@ -446,20 +457,14 @@ static struct tw_node *tw_set(struct twheel *wh, u64 id, u64 deadline,
 		return n;
 	}
 	if (n) {
-		if (grow) {
-			struct tw_node *d = tw_node_alloc(id, true);
+		/* allocate before anything moves: ENOMEM changes nothing */
+		struct tw_node *d = grow ? tw_node_alloc(id, true) : NULL;
 
-			if (!d)
-				return ERR_PTR(-ENOMEM);
-			tw_detach(wh, n);
-			tw_index_remove(&wh->idx, n);
-			tw_index_insert(&wh->idx, d);
-			tw_node_release(n);
-			wh->nr_data++;
-			n = d;
-		} else {
-			tw_detach(wh, n);
-		}
+		if (grow && !d)
+			return ERR_PTR(-ENOMEM);
+		tw_detach(wh, n);
+		if (d)
+			n = tw_node_replace(wh, n, d);
 	} else {
 		n = tw_node_new(wh, id, grow, &err);
 		if (!n)

@@ -67,14 +67,14 @@ struct mnode {
 };
 
 static struct mnode m[NODES];
+static struct tw_wheel w;
+static struct tw_index x;
 
 /* The caller's bit in the deadline word that node @i carries. */
 static u64 flag_of(int i)
 {
 	return i & 1 ? TW_NODE_FLAG : 0;
 }
-static struct tw_wheel w;
-static struct tw_index x;
 
 static u64 now, tick;
 static u64 last_e;		/* highest expiry tick of an ordered expiry */

@@ -693,6 +693,16 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 	free(cpu);
 }
 
+/* twheel's own view of its memory, for a "memory" JSON line: n ids held */
+static void twheel_mem_json(struct contender *c, uint64_t n)
+{
+	struct twheel_stats st;
+
+	twheel_get_stats(c, &st);
+	json_f("mem_bytes_per_id", (double)st.mem_bytes / (double)n);
+	json_u("armed", st.armed);
+}
+
 /* Arm every id with write()-style touches (the insert path); memory. */
 static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 {
@@ -735,13 +745,8 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 		mem_snap(&m1);
 		json_begin("memory", o->ops->name, n, o->rep);
 		mem_delta_json(out, &m0, &m1, n);
-		if (o->ops == &twheel_ops) {
-			struct twheel_stats st;
-
-			twheel_get_stats(c, &st);
-			json_f("mem_bytes_per_id", (double)st.mem_bytes / (double)n);
-			json_u("armed", st.armed);
-		}
+		if (o->ops == &twheel_ops)
+			twheel_mem_json(c, n);
 		if (o->ops == &inproc_ops) {
 			struct inproc_info ii;
 
@@ -767,7 +772,6 @@ static void memory_data(const struct opts *o, const uint64_t *ids)
 {
 	struct copts co = { .n_max = o->n, .timeout_ns = 3600 * NSEC_PER_SEC,
 			    .tick_ns = o->tick_ns };
-	struct twheel_stats st;
 	struct memsnap m0, m1;
 	struct contender *c;
 	int err;
@@ -782,9 +786,7 @@ static void memory_data(const struct opts *o, const uint64_t *ids)
 	mem_snap(&m1);
 	json_begin("memory_data", "twheel", o->n, o->rep);
 	mem_delta_json(out, &m0, &m1, o->n);
-	twheel_get_stats(c, &st);
-	json_f("mem_bytes_per_id", (double)st.mem_bytes / (double)o->n);
-	json_u("armed", st.armed);
+	twheel_mem_json(c, o->n);
 	json_end();
 	twheel_ops.close(c);
 	mem_snap_free(&m0);

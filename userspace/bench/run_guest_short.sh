@@ -86,24 +86,23 @@ function tap(good, d) {
 	else { fail++; print "not ok " t " - " d }
 }
 function pos(x) { return x != "" && x + 0 > 0 }
-# a duration: > 0, or >= 0 on a clock coarser than 1 us (see touch below)
-function dur(x) { return pos(x) || (x != "" && x + 0 == 0 && cres > 1000) }
+# a duration measured on a clock of resolution res ns: > 0, or 0 when the
+# clock is coarser than 1 us (a debug guest that fell back to the jiffies
+# clocksource: a short measurement then reads 0)
+function dur(x, res) { return pos(x) || (x != "" && x + 0 == 0 && res > 1000) }
 FNR == 1 { file++ }
 file == 1 { rc[$1] = $2; next }
 {
 	w = num($0, "workload"); c = num($0, "contender")
 	if (w == "touch") {
 		tl[c] = tl[c] ", " num($0, "ns_per_touch") " ns at batch " num($0, "batch")
-		# 0 only on a clock coarser than 1 us (a debug guest that fell
-		# back to the jiffies clocksource): a short round then reads 0
-		if (num($0, "clock_res_ns") + 0 > cres)
-			cres = num($0, "clock_res_ns") + 0
-		if (!pos(num($0, "ns_per_touch"))) {
-			if (num($0, "clock_res_ns") + 0 > 1000)
-				coarse[c] = num($0, "clock_res_ns")
-			else
-				tbad[c] = 1
-		}
+		r = num($0, "clock_res_ns") + 0
+		if (r > cres)
+			cres = r
+		if (!dur(num($0, "ns_per_touch"), r))
+			tbad[c] = 1
+		else if (!pos(num($0, "ns_per_touch")))
+			coarse[c] = r
 	}
 	else if (w == "idle") rec["idle/" c "/" num($0, "state")] = $0
 	else rec[w "/" c] = $0
@@ -131,11 +130,11 @@ END {
 		    "touch " c " n=" N ": exit " rc["touch"] ", ns per touch non-zero (" substr(tl[c], 3) ")" \
 		    (c in coarse ? "; 0 allowed: guest clock resolution " coarse[c] " ns" : ""))
 		l = rec["insert/" c]
-		tap(dur(num(l, "ns_per_id")), "insert " c ": " num(l, "ns_per_id") " ns per new id")
+		tap(dur(num(l, "ns_per_id"), cres), "insert " c ": " num(l, "ns_per_id") " ns per new id")
 		l = rec["burst/" c]
 		tap(l != "" && num(l, "delivered") == N && num(l, "queued_delivered") == N &&
 		    num(l, "early") == 0 && num(l, "duplicates") == 0 &&
-		    dur(num(l, "all_read_s")) && dur(num(l, "queued_read_s")),
+		    dur(num(l, "all_read_s"), cres) && dur(num(l, "queued_read_s"), cres),
 		    "burst " c ": " num(l, "delivered") "/" N " due in one tick read in " \
 		    num(l, "all_read_s") " s, early " num(l, "early") "; already queued: " \
 		    num(l, "queued_delivered") " in " num(l, "queued_read_s") " s")
