@@ -517,10 +517,14 @@ result_file=$run/result.txt
 fifo=$run/console.fifo
 mkfifo "$fifo"
 
+# One socket per vCPU: SeaBIOS writes only the first logical CPU of each
+# package into the MP table, which is where a guest booted with acpi=off
+# (the debug kernel) finds its CPUs; with QEMU's default of cores in one
+# socket it saw a single CPU.
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(
 	qemu-system-x86_64
-	-accel tcg -cpu max -smp "$cpus" -m "$mem"
+	-accel tcg -cpu max -smp "$cpus,sockets=$cpus,cores=1,threads=1" -m "$mem"
 	-nographic -nodefaults -no-reboot -no-user-config
 	-monitor none
 	-kernel "$boot_image" -initrd "$run/initrd.cpio"

@@ -60,6 +60,8 @@ if [ -w "$kmemleak" ]; then
 	echo clear > "$kmemleak"
 	echo "# kmemleak: cleared"
 fi
+# The race suite needs two CPUs really running at once (vm.sh boots 2).
+check "the guest runs on 2 or more CPUs ($(nproc))" test "$(nproc)" -ge 2
 check "insmod $ko" insmod "$ko"
 check "/dev/twheel is a character device" test -c /dev/twheel
 if ! module_loaded || [ ! -c /dev/twheel ]; then
@@ -134,8 +136,8 @@ done
 
 # The same kselftests built with -m32 (make -C selftests m32), through the
 # kernel's compat paths: every suite must give the same totals.
-# The fault suite's kmemleak scan after each operation runs in the 64-bit
-# pass only (a scan takes 30-70 s on the debug kernel under TCG); the final
+# The fault suite's kmemleak scan after its sweeps runs in the 64-bit
+# pass only (a scan takes 30-45 s on the debug kernel under TCG); the final
 # scan below covers the -m32 pass.
 if [ -d selftests/m32 ]; then
 	export TWHEEL_FAULT_KMEMLEAK=0
