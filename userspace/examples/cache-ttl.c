@@ -21,7 +21,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -92,18 +91,8 @@ static uint64_t entry_id(const struct cache *c, uint32_t i)
 
 static void cache_init(struct cache *c, uint64_t tick_ns)
 {
-	struct twheel_config cfg;
-
 	memset(c, 0, sizeof(*c));
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.tick_ns = tick_ns;
-	cfg.timeout_ns = TWHEEL_DEFAULT_TIMEOUT_NS;
-	cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
-	cfg.clockid = CLOCK_MONOTONIC;
-	c->wfd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
-	if (c->wfd < 0)
-		die("%s: cannot open /dev/twheel: %s%s", prog, twheel_strerror(c->wfd),
-		    c->wfd == -ENOENT ? " (is the twheel module loaded?)" : "");
+	c->wfd = open_wheel(tick_ns, TWHEEL_DEFAULT_TIMEOUT_NS);
 	c->nbuckets = 1024;
 	c->bucket = xcalloc(c->nbuckets, sizeof(*c->bucket));
 	memset(c->bucket, 0xff, c->nbuckets * sizeof(*c->bucket));
@@ -319,13 +308,7 @@ struct opts {
 
 static void usage(FILE *f, int status)
 {
-	if (status) {
-		fprintf(f, "usage: %s [--test] [options]\nTry '%s --help' for the options.\n",
-			prog, prog);
-		exit(status);
-	}
-	fprintf(f,
-"usage: %s [--test] [options]\n"
+	usage_exit(f, status, "[--test] [options]",
 "A key-value cache whose keys expire through /dev/twheel.\n"
 "\n"
 "Without --test, commands are read from stdin, one per line:\n"
@@ -351,15 +334,7 @@ static void usage(FILE *f, int status)
 "  --quiet              interactive: no expiry messages\n"
 "  --help               this text\n"
 "\n"
-"Exit status: 0 success, 1 check failed, 2 usage error.\n",
-		prog);
-	exit(status);
-}
-
-static void bad_arg(const char *opt, const char *val)
-{
-	fprintf(stderr, "%s: invalid value for --%s: '%s'\n", prog, opt, val ? val : "");
-	usage(stderr, 2);
+"Exit status: 0 success, 1 check failed, 2 usage error.\n");
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -378,7 +353,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	};
 	uint64_t v, w;
 	int c, li;
-	char *comma;
 
 	memset(o, 0, sizeof(*o));
 	o->keys = 5000;
@@ -397,40 +371,26 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->test = 1;
 			break;
 		case 'n':
-			if (parse_u64(optarg, &o->keys) < 0 || !o->keys || o->keys > 1000000)
-				bad_arg(name, optarg);
+			o->keys = opt_u64(name, optarg, 1, 1000000);
 			break;
 		case 'd':
-			if (parse_seconds_ns(optarg, &o->duration_ns) < 0 || !o->duration_ns)
-				bad_arg(name, optarg);
+			o->duration_ns = opt_seconds(name, optarg, 1, UINT64_MAX);
 			break;
 		case 't':
-			comma = strchr(optarg, ',');
-			if (!comma)
+			if (parse_pair(optarg, parse_u64, &v, &w) < 0 || !v || v > w ||
+			    w > 86400000)
 				bad_arg(name, optarg);
-			*comma = '\0';
-			if (parse_u64(optarg, &v) < 0 || parse_u64(comma + 1, &w) < 0 || !v ||
-			    v > w || w > 86400000) {
-				*comma = ',';
-				bad_arg(name, optarg);
-			}
-			*comma = ',';
 			o->ttl_min_ns = v * NSEC_PER_MSEC;
 			o->ttl_max_ns = w * NSEC_PER_MSEC;
 			break;
 		case 'k':
-			if (parse_u64(optarg, &v) < 0 || !v || v > 60000)
-				bad_arg(name, optarg);
-			o->tick_ns = v * NSEC_PER_MSEC;
+			o->tick_ns = opt_ms(name, optarg, 1, 60000);
 			break;
 		case 'L':
-			if (parse_u64(optarg, &v) < 0 || !v || v > 3600000)
-				bad_arg(name, optarg);
-			o->max_late_ns = v * NSEC_PER_MSEC;
+			o->max_late_ns = opt_ms(name, optarg, 1, 3600000);
 			break;
 		case 's':
-			if (parse_u64(optarg, &o->seed) < 0)
-				bad_arg(name, optarg);
+			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -439,15 +399,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			usage(stdout, 0);
 			break;
 		default:
-			fprintf(stderr, "%s: unknown option or missing value: %s\n", prog,
-				argv[optind - 1]);
-			usage(stderr, 2);
+			usage_error("unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument: %s\n", prog, argv[optind]);
-		usage(stderr, 2);
-	}
+	if (optind < argc)
+		usage_error("unexpected argument: %s", argv[optind]);
 }
 
 /* ---------------------------------------------------------------- the test */
@@ -486,7 +442,7 @@ static int run_test(const struct opts *o)
 	struct pollfd pfd;
 	uint64_t rng = o->seed * 0x9e3779b97f4a7c15ULL + 3, ver = 0, gets = 0;
 	uint64_t t_start, t_end, last_deadline = 0, hits_at_end;
-	char key[32], val[32];
+	char key[32], val[32], h[80];
 	int ok;
 
 	cache_init(&c, o->tick_ns);
@@ -580,20 +536,19 @@ static int run_test(const struct opts *o)
 	       PRIu64 " dels\n", c.st.sets, gets, hits_at_end, c.st.dels);
 	printf("  never served late  %" PRIu64 " values served after their TTL, %" PRIu64
 	       " wrong values, %" PRIu64 " deleted keys served  [%s]\n", t.served_late,
-	       t.wrong_value, t.phantom, t.served_late || t.wrong_value || t.phantom ? "FAIL" : "ok");
+	       t.wrong_value, t.phantom, yesno(!t.served_late && !t.wrong_value && !t.phantom));
 	printf("  never early        %" PRIu64 " keys expired before their TTL, %" PRIu64
 	       " live keys missing (%" PRIu64 " before their TTL)  [%s]\n", t.early_expire,
-	       t.vanished, t.early_miss, t.early_expire || t.vanished ? "FAIL" : "ok");
+	       t.vanished, t.early_miss, yesno(!t.early_expire && !t.vanished));
 	printf("  every key expires  %" PRIu64 " removed by the wheel (%" PRIu64 " after the"
 	       " workload), %" PRIu64 " lazily by get; %u left, wheel armed %" PRIu64
 	       " pending %" PRIu64 ", %" PRIu64 " stale events  [%s]\n", c.st.expired_wheel,
 	       t.removed_wheel_final, c.st.expired_lazy, c.size, (uint64_t)ws.armed,
 	       (uint64_t)ws.pending, c.st.stale_events,
-	       c.size || ws.armed || ws.pending || c.st.stale_events ? "FAIL" : "ok");
-	printf("  wheel lateness     removal - deadline: max %.1f ms, p50 %.0f ms, p99 %.0f ms;"
-	       " failing bound %.0f ms  [%s]\n", (double)c.st.late.max_ns / 1e6,
-	       hist_quantile_ms(&c.st.late, 0.5), hist_quantile_ms(&c.st.late, 0.99),
-	       (double)o->max_late_ns / 1e6, c.st.late.max_ns <= o->max_late_ns ? "ok" : "FAIL");
+	       yesno(!c.size && !ws.armed && !ws.pending && !c.st.stale_events));
+	printf("  wheel lateness     removal - deadline: %s; failing bound %.0f ms  [%s]\n",
+	       fmt_hist(h, sizeof(h), &c.st.late), (double)o->max_late_ns / 1e6,
+	       yesno(c.st.late.max_ns <= o->max_late_ns));
 	printf("cache-ttl: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
 	return ok ? 0 : 1;
 }
@@ -723,8 +678,7 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 
-	if (argc > 0 && argv[0])
-		prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	set_prog(argc, argv);
 	parse_args(argc, argv, &o);
 	return o.test ? run_test(&o) : run_interactive(&o);
 }

@@ -62,12 +62,7 @@ static volatile sig_atomic_t stop_flag;
 
 static void usage(FILE *f, int status)
 {
-	if (status) {
-		fprintf(f, "usage: %s [options]\n""Try '%s --help' for the options.\n", prog, prog);
-		exit(status);
-	}
-	fprintf(f,
-"usage: %s [options]\n"
+	usage_exit(f, status, "[options]",
 "An epoll TCP server on 127.0.0.1 that closes connections idle for --timeout,\n"
 "with one /dev/twheel fd for all connections.  By default a load generator\n"
 "(child process) opens --conns connections, some of which go quiet, and the\n"
@@ -88,28 +83,7 @@ static void usage(FILE *f, int status)
 "  --quiet              no progress lines\n"
 "  --help               this text\n"
 "\n"
-"Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n",
-		prog);
-	exit(status);
-}
-
-static void bad_arg(const char *opt, const char *val)
-{
-	fprintf(stderr, "%s: invalid value for --%s: '%s'\n", prog, opt, val ? val : "");
-	usage(stderr, 2);
-}
-
-/* A combination of options that does not work: say why, then the usage. */
-static __attribute__((format(printf, 1, 2))) void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage(stderr, 2);
+"Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n");
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -130,7 +104,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
 	int c, li;
 
 	memset(o, 0, sizeof(*o));
@@ -148,50 +121,34 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 		switch (c) {
 		case 'c':
-			if (parse_u64(optarg, &o->conns) < 0 || !o->conns || o->conns > 1000000)
-				bad_arg(name, optarg);
+			o->conns = opt_u64(name, optarg, 1, 1000000);
 			break;
 		case 't':
-			if (parse_seconds_ns(optarg, &o->timeout_ns) < 0 ||
-			    o->timeout_ns < 10 * NSEC_PER_MSEC)
-				bad_arg(name, optarg);
+			o->timeout_ns = opt_seconds(name, optarg, 10 * NSEC_PER_MSEC, UINT64_MAX);
 			break;
 		case 'i':
-			if (parse_seconds_ns(optarg, &o->interval_ns) < 0 ||
-			    o->interval_ns < NSEC_PER_MSEC)
-				bad_arg(name, optarg);
+			o->interval_ns = opt_seconds(name, optarg, NSEC_PER_MSEC, UINT64_MAX);
 			break;
 		case 'f':
-			if (parse_double(optarg, &o->quiet_frac) < 0 || o->quiet_frac > 1.0)
-				bad_arg(name, optarg);
+			o->quiet_frac = opt_double(name, optarg, 1.0);
 			break;
 		case 'd':
-			if (parse_seconds_ns(optarg, &o->duration_ns) < 0 || !o->duration_ns)
-				bad_arg(name, optarg);
+			o->duration_ns = opt_seconds(name, optarg, 1, UINT64_MAX);
 			break;
 		case 'k':
-			if (parse_u64(optarg, &v) < 0 || !v || v > 60000)
-				bad_arg(name, optarg);
-			o->tick_ns = v * NSEC_PER_MSEC;
+			o->tick_ns = opt_ms(name, optarg, 1, 60000);
 			break;
 		case 'S':
-			if (parse_u64(optarg, &v) < 0 || v > 3600000)
-				bad_arg(name, optarg);
-			o->slack_ns = v * NSEC_PER_MSEC;
+			o->slack_ns = opt_ms(name, optarg, 0, 3600000);
 			break;
 		case 'L':
-			if (parse_u64(optarg, &v) < 0 || !v || v > 3600000)
-				bad_arg(name, optarg);
-			o->max_late_ns = v * NSEC_PER_MSEC;
+			o->max_late_ns = opt_ms(name, optarg, 1, 3600000);
 			break;
 		case 'p':
-			if (parse_u64(optarg, &v) < 0 || v > 65535)
-				bad_arg(name, optarg);
-			o->port = (unsigned int)v;
+			o->port = (unsigned int)opt_u64(name, optarg, 0, 65535);
 			break;
 		case 'r':
-			if (parse_u64(optarg, &o->seed) < 0)
-				bad_arg(name, optarg);
+			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
 			break;
 		case 's':
 			o->serve = 1;
@@ -203,15 +160,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			usage(stdout, 0);
 			break;
 		default:
-			fprintf(stderr, "%s: unknown option or missing value: %s\n", prog,
-				argv[optind - 1]);
-			usage(stderr, 2);
+			usage_error("unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument: %s\n", prog, argv[optind]);
-		usage(stderr, 2);
-	}
+	if (optind < argc)
+		usage_error("unexpected argument: %s", argv[optind]);
 	if (!o->interval_ns)
 		o->interval_ns = o->timeout_ns / 3;
 	if (!o->duration_ns)
@@ -562,7 +515,7 @@ static int run_load(const struct opts *o, unsigned int port)
 	uint64_t n_quiet = 0, quiet_closed = 0, active_closed = 0, early = 0, send_err = 0;
 	uint64_t n_open = 0;
 	struct hist *late = xcalloc(1, sizeof(*late));
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], h[80];
 	int ep, ok;
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -663,17 +616,16 @@ static int run_load(const struct opts *o, unsigned int port)
 	       fmt_count(b, n_quiet), fmt_count(c, o->conns - n_quiet));
 	printf("  quiet -> closed    %s of %s closed by the server, %" PRIu64 " missing  [%s]\n",
 	       fmt_count(a, quiet_closed), fmt_count(b, n_quiet), n_quiet - quiet_closed,
-	       quiet_closed == n_quiet ? "ok" : "FAIL");
+	       yesno(quiet_closed == n_quiet));
 	printf("  active stay open   %" PRIu64 " active connections closed  [%s]\n",
-	       active_closed, active_closed ? "FAIL" : "ok");
+	       active_closed, yesno(!active_closed));
 	printf("  never early        %" PRIu64 " closed before last ping + timeout  [%s]\n",
-	       early, early ? "FAIL" : "ok");
-	printf("  lateness           close seen - (last ping + timeout): max %.1f ms, p50 %.0f ms,"
-	       " p99 %.0f ms; %" PRIu64 " beyond tick + slack (%.0f ms); failing bound %.0f ms  [%s]\n",
-	       (double)late->max_ns / 1e6, hist_quantile_ms(late, 0.5), hist_quantile_ms(late, 0.99),
-	       hist_count_above(late, o->tick_ns + o->slack_ns),
+	       early, yesno(!early));
+	printf("  lateness           close seen - (last ping + timeout): %s; %" PRIu64
+	       " beyond tick + slack (%.0f ms); failing bound %.0f ms  [%s]\n",
+	       fmt_hist(h, sizeof(h), late), hist_count_above(late, o->tick_ns + o->slack_ns),
 	       (double)(o->tick_ns + o->slack_ns) / 1e6, (double)o->max_late_ns / 1e6,
-	       late->max_ns <= o->max_late_ns ? "ok" : "FAIL");
+	       yesno(late->max_ns <= o->max_late_ns));
 	if (send_err)
 		printf("  note               %" PRIu64 " pings could not be sent\n", send_err);
 	fflush(stdout);
@@ -694,7 +646,6 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	struct server s;
-	struct twheel_config cfg;
 	struct sockaddr_in sa;
 	socklen_t slen = sizeof(sa);
 	uint64_t limit;
@@ -702,8 +653,7 @@ int main(int argc, char **argv)
 	pid_t child = -1;
 	char a[32];
 
-	if (argc > 0 && argv[0])
-		prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	set_prog(argc, argv);
 	parse_args(argc, argv, &o);
 	if (!o.serve && o.duration_ns < o.timeout_ns + 2 * NSEC_PER_SEC + o.tick_ns + o.slack_ns)
 		usage_error("--duration must be at least timeout + %.1f s",
@@ -723,15 +673,7 @@ int main(int argc, char **argv)
 	s.dirty = xcalloc(2 * s.nc, sizeof(*s.dirty));
 	s.late.n = 0;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.tick_ns = o.tick_ns;
-	cfg.timeout_ns = o.timeout_ns;
-	cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
-	cfg.clockid = CLOCK_MONOTONIC;
-	s.wfd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
-	if (s.wfd < 0)
-		die("%s: cannot open /dev/twheel: %s%s", prog, twheel_strerror(s.wfd),
-		    s.wfd == -ENOENT ? " (is the twheel module loaded?)" : "");
+	s.wfd = open_wheel(o.tick_ns, o.timeout_ns);
 
 	s.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s.lfd < 0)
@@ -795,13 +737,13 @@ int main(int argc, char **argv)
 		       " closed by the peer, %" PRIu64 " saved by late data, %" PRIu64
 		       " stale events, %" PRIu64 " errors  [%s]\n",
 		       fmt_count(a, s.accepted), s.closed_idle, s.closed_peer, s.rescued,
-		       s.stale, s.errors, ok_misc ? "ok" : "FAIL");
+		       s.stale, s.errors, yesno(ok_misc));
 		printf("  never early        %" PRIu64 " closed before last read + timeout  [%s]\n",
-		       s.early, ok_early ? "ok" : "FAIL");
+		       s.early, yesno(ok_early));
 		printf("  lateness (server)  close - (last read + timeout): max %.1f ms, p99 %.0f ms;"
 		       " kernel late_max %.1f ms  [%s]\n",
 		       (double)s.late.max_ns / 1e6, hist_quantile_ms(&s.late, 0.99),
-		       (double)st.late_max_ns / 1e6, ok_late ? "ok" : "FAIL");
+		       (double)st.late_max_ns / 1e6, yesno(ok_late));
 		printf("  wheel              %" PRIu64 " touches, %" PRIu64 " expirations, %" PRIu64
 		       " cancels, %" PRIu64 " timer fires, peak %.1f KiB\n",
 		       (uint64_t)st.touches, (uint64_t)st.expirations, (uint64_t)st.cancels,

@@ -28,7 +28,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -66,12 +65,7 @@ static const char *prog = "orders";
 
 static void usage(FILE *f, int status)
 {
-	if (status) {
-		fprintf(f, "usage: %s COMMAND --db FILE [options]\n""Try '%s --help' for the options.\n", prog, prog);
-		exit(status);
-	}
-	fprintf(f,
-"usage: %s COMMAND --db FILE [options]\n"
+	usage_exit(f, status, "COMMAND --db FILE [options]",
 "Unpaid orders are cancelled at their pay-by deadline; SQLite is the system\n"
 "of record, /dev/twheel the timer (re-armed from the database at start).\n"
 "\n"
@@ -104,15 +98,7 @@ static void usage(FILE *f, int status)
 "  --quiet             no progress lines\n"
 "  --help              this text\n"
 "\n"
-"Exit status: 0 success (check/torture: verified), 1 failure, 2 usage error.\n",
-		prog);
-	exit(status);
-}
-
-static void bad_arg(const char *opt, const char *val)
-{
-	fprintf(stderr, "%s: invalid value for --%s: '%s'\n", prog, opt, val ? val : "");
-	usage(stderr, 2);
+"Exit status: 0 success (check/torture: verified), 1 failure, 2 usage error.\n");
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -134,7 +120,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const cmds[] = { "run", "pay", "status", "check", "torture" };
-	uint64_t v;
 	int c, li, known = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -150,7 +135,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		const char *name = c == '?' ? NULL : lo[li].name;
-		char *comma;
 
 		switch (c) {
 		case 'D':
@@ -159,54 +143,38 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->db = optarg;
 			break;
 		case 'w':
-			if (parse_seconds_ns(optarg, &o->window_ns) < 0 ||
-			    o->window_ns < 2 * NSEC_PER_MSEC || o->window_ns > 100ULL * 366 * 86400 * NSEC_PER_SEC)
-				bad_arg(name, optarg);
+			o->window_ns = opt_seconds(name, optarg, 2 * NSEC_PER_MSEC,
+						   100ULL * 366 * 86400 * NSEC_PER_SEC);
 			break;
 		case 'r':
-			if (parse_double(optarg, &o->rate) < 0 || o->rate > 1e6)
-				bad_arg(name, optarg);
+			o->rate = opt_double(name, optarg, 1e6);
 			break;
 		case 'p':
-			if (parse_double(optarg, &o->pay_fraction) < 0 || o->pay_fraction > 1.0)
-				bad_arg(name, optarg);
+			o->pay_fraction = opt_double(name, optarg, 1.0);
 			break;
 		case 'd':
-			if (parse_seconds_ns(optarg, &o->duration_ns) < 0)
-				bad_arg(name, optarg);
+			o->duration_ns = opt_seconds(name, optarg, 0, UINT64_MAX);
 			break;
 		case 'n':
 			o->drain = 1;
 			break;
 		case 'k':
-			if (parse_u64(optarg, &v) < 0 || !v || v > 60000)
-				bad_arg(name, optarg);
-			o->tick_ns = v * NSEC_PER_MSEC;
+			o->tick_ns = opt_ms(name, optarg, 1, 60000);
 			break;
 		case 'K':
-			if (parse_u64(optarg, &o->kills) < 0 || o->kills > 10000)
-				bad_arg(name, optarg);
+			o->kills = opt_u64(name, optarg, 0, 10000);
 			break;
 		case 'A':
-			comma = strchr(optarg, ',');
-			if (!comma)
+			if (parse_pair(optarg, parse_seconds_ns, &o->kill_min_ns,
+				       &o->kill_max_ns) < 0 ||
+			    o->kill_min_ns > o->kill_max_ns || !o->kill_max_ns)
 				bad_arg(name, optarg);
-			*comma = '\0';
-			if (parse_seconds_ns(optarg, &o->kill_min_ns) < 0 ||
-			    parse_seconds_ns(comma + 1, &o->kill_max_ns) < 0 ||
-			    o->kill_min_ns > o->kill_max_ns || !o->kill_max_ns) {
-				*comma = ',';
-				bad_arg(name, optarg);
-			}
-			*comma = ',';
 			break;
 		case 'c':
-			if (parse_double(optarg, &o->chaos) < 0 || o->chaos > 0.5)
-				bad_arg(name, optarg);
+			o->chaos = opt_double(name, optarg, 0.5);
 			break;
 		case 's':
-			if (parse_u64(optarg, &o->seed) < 0)
-				bad_arg(name, optarg);
+			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -215,37 +183,25 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			usage(stdout, 0);
 			break;
 		default:
-			fprintf(stderr, "%s: unknown option or missing value: %s\n", prog,
-				argv[optind - 1]);
-			usage(stderr, 2);
+			usage_error("unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "%s: missing COMMAND\n", prog);
-		usage(stderr, 2);
-	}
+	if (optind >= argc)
+		usage_error("missing COMMAND");
 	o->cmd = argv[optind++];
 	for (size_t i = 0; i < ARRAY_LEN(cmds); i++)
 		known |= !strcmp(o->cmd, cmds[i]);
-	if (!known) {
-		fprintf(stderr, "%s: unknown command: %s\n", prog, o->cmd);
-		usage(stderr, 2);
-	}
+	if (!known)
+		usage_error("unknown command: %s", o->cmd);
 	if (!strcmp(o->cmd, "pay")) {
-		if (optind >= argc || parse_u64(argv[optind], &o->order_id) < 0 || !o->order_id) {
-			fprintf(stderr, "%s: pay needs an order id (a positive integer)\n", prog);
-			usage(stderr, 2);
-		}
+		if (optind >= argc || parse_u64(argv[optind], &o->order_id) < 0 || !o->order_id)
+			usage_error("pay needs an order id (a positive integer)");
 		optind++;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument: %s\n", prog, argv[optind]);
-		usage(stderr, 2);
-	}
-	if (!o->db) {
-		fprintf(stderr, "%s: --db FILE is required\n", prog);
-		usage(stderr, 2);
-	}
+	if (optind < argc)
+		usage_error("unexpected argument: %s", argv[optind]);
+	if (!o->db)
+		usage_error("--db FILE is required");
 }
 
 /* --------------------------------------------------------------- database */
@@ -340,6 +296,21 @@ static void log_event(struct app *a, uint64_t id, const char *kind, uint64_t at)
 	step_done(a, a->ins_event);
 }
 
+/*
+ * Settle order id at now through st (upd_cancel or upd_pay), with its
+ * event of that kind, in the caller's transaction; 0 if the order was not
+ * in a state to be settled so.
+ */
+static int settle(struct app *a, sqlite3_stmt *st, uint64_t id, const char *kind, uint64_t now)
+{
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)now);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)id);
+	if (step_done(a, st) != 1)
+		return 0;
+	log_event(a, id, kind, now);
+	return 1;
+}
+
 /* A point where a crash must not lose anything: --chaos kills us here. */
 static void crash_point(struct app *a)
 {
@@ -389,23 +360,6 @@ static void arm_add(struct arm_buf *b, uint64_t id, uint64_t real_deadline)
 	e->flags = TWHEEL_ARM_ABSTIME;
 	if (b->n == EV_BATCH)
 		arm_flush(b);
-}
-
-static int open_wheel(const struct opts *o)
-{
-	struct twheel_config cfg;
-	int fd;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.tick_ns = o->tick_ns;
-	cfg.timeout_ns = TWHEEL_DEFAULT_TIMEOUT_NS;
-	cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
-	cfg.clockid = CLOCK_MONOTONIC;
-	fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		die("%s: cannot open /dev/twheel: %s%s", prog, twheel_strerror(fd),
-		    fd == -ENOENT ? " (is the twheel module loaded?)" : "");
-	return fd;
 }
 
 /* Recovery: every unpaid order (and its customer's plan) back on the wheels. */
@@ -521,10 +475,7 @@ static int on_expiry(struct app *a)
 	for (ssize_t i = 0; i < n; i++) {
 		uint64_t id = ev[i].data;
 
-		sqlite3_bind_int64(a->upd_cancel, 1, (sqlite3_int64)now);
-		sqlite3_bind_int64(a->upd_cancel, 2, (sqlite3_int64)id);
-		if (step_done(a, a->upd_cancel) == 1) {
-			log_event(a, id, "cancelled", now);
+		if (settle(a, a->upd_cancel, id, "cancelled", now)) {
 			a->cancelled++;
 			a->unpaid--;
 			ids[nc++] = id;
@@ -568,10 +519,7 @@ static int on_payment(struct app *a)
 	for (ssize_t i = 0; i < n; i++) {
 		uint64_t id = ev[i].data;
 
-		sqlite3_bind_int64(a->upd_pay, 1, (sqlite3_int64)now);
-		sqlite3_bind_int64(a->upd_pay, 2, (sqlite3_int64)id);
-		if (step_done(a, a->upd_pay) == 1) {
-			log_event(a, id, "paid", now);
+		if (settle(a, a->upd_pay, id, "paid", now)) {
 			a->paid++;
 			a->unpaid--;
 			ids[np++] = id;
@@ -605,8 +553,8 @@ static void app_open(struct app *a, const struct opts *o, int wheels)
 				   " VALUES(?1, ?2, ?3, ?4)");
 	a->sel_order = prep(a->db, "SELECT state, deadline_ns FROM orders WHERE id=?1");
 	if (wheels) {
-		a->ofd = open_wheel(o);
-		a->pfd = open_wheel(o);
+		a->ofd = open_wheel(o->tick_ns, TWHEEL_DEFAULT_TIMEOUT_NS);
+		a->pfd = open_wheel(o->tick_ns, TWHEEL_DEFAULT_TIMEOUT_NS);
 	}
 }
 
@@ -699,11 +647,7 @@ static int cmd_pay(const struct opts *o)
 	app_open(&a, o, 0);
 	begin(&a);
 	now = real_ns();
-	sqlite3_bind_int64(a.upd_pay, 1, (sqlite3_int64)now);
-	sqlite3_bind_int64(a.upd_pay, 2, (sqlite3_int64)o->order_id);
-	ok = step_done(&a, a.upd_pay) == 1;
-	if (ok)
-		log_event(&a, o->order_id, "paid", now);
+	ok = settle(&a, a.upd_pay, o->order_id, "paid", now);
 	commit(&a);
 	/* the service's timer still runs: its expiry will find the order paid */
 	printf("order %" PRIu64 ": %s\n", o->order_id,
@@ -771,7 +715,7 @@ static int cmd_check(const struct opts *o)
 	const char *q_late_pay =
 		"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
 		" WHERE e.kind = 'paid' AND e.at_ns >= o.deadline_ns";
-	char sql[512];
+	char sql[512], h[80];
 	int ok;
 
 	app_open(&a, o, 0);
@@ -810,19 +754,16 @@ static int cmd_check(const struct opts *o)
 	printf("  orders             %lld: %lld paid, %lld cancelled, %lld unpaid (%lld of them"
 	       " past their deadline)  [%s]\n", (long long)total, (long long)paid,
 	       (long long)cancelled, (long long)unpaid, (long long)unpaid_due,
-	       unpaid_due ? "FAIL" : "ok");
+	       yesno(!unpaid_due));
 	printf("  exactly once       %lld orders without exactly one settlement, %lld events"
 	       " not matching the order, %lld events of unknown orders, %lld bad settled_ns"
 	       "  [%s]\n", (long long)bad_count, (long long)bad_kind, (long long)orphan,
 	       (long long)settled_mismatch,
-	       bad_count || bad_kind || orphan || settled_mismatch ? "FAIL" : "ok");
+	       yesno(!bad_count && !bad_kind && !orphan && !settled_mismatch));
 	printf("  deadlines          %lld cancelled before the deadline, %lld paid after it"
-	       "  [%s]\n", (long long)early, (long long)late_pay,
-	       early || late_pay ? "FAIL" : "ok");
-	printf("  cancel lateness    max %.1f ms, p50 %.0f ms, p99 %.0f ms (includes the"
-	       " restarts); settled by %lld processes\n", (double)late->max_ns / 1e6,
-	       hist_quantile_ms(late, 0.5), hist_quantile_ms(late, 0.99),
-	       (long long)incarnations);
+	       "  [%s]\n", (long long)early, (long long)late_pay, yesno(!early && !late_pay));
+	printf("  cancel lateness    %s (includes the restarts); settled by %lld processes\n",
+	       fmt_hist(h, sizeof(h), late), (long long)incarnations);
 	if (bad_count)
 		show_examples(a.db, "settlements != 1", q_bad_count);
 	if (bad_kind)
@@ -956,8 +897,7 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 
-	if (argc > 0 && argv[0])
-		prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	set_prog(argc, argv);
 	parse_args(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(o.cmd, "run"))

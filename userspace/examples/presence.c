@@ -84,12 +84,7 @@ static const char *prog = "presence";
 
 static void usage(FILE *f, int status)
 {
-	if (status) {
-		fprintf(f, "usage: %s [options]\n""Try '%s --help' for the options.\n", prog, prog);
-		exit(status);
-	}
-	fprintf(f,
-"usage: %s [options]\n"
+	usage_exit(f, status, "[options]",
 "A presence service on /dev/twheel: users silent for --timeout go offline,\n"
 "users without activity for --away go away.  Simulated clients (a child\n"
 "process) heartbeat over a Unix socket; at the end every user is verified.\n"
@@ -111,28 +106,7 @@ static void usage(FILE *f, int status)
 "  --quiet               no progress lines\n"
 "  --help                this text\n"
 "\n"
-"Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n",
-		prog);
-	exit(status);
-}
-
-static void bad_arg(const char *opt, const char *val)
-{
-	fprintf(stderr, "%s: invalid value for --%s: '%s'\n", prog, opt, val ? val : "");
-	usage(stderr, 2);
-}
-
-/* A combination of options that does not work: say why, then the usage. */
-static __attribute__((format(printf, 1, 2))) void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage(stderr, 2);
+"Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n");
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -155,7 +129,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
 	int c, li;
 
 	memset(o, 0, sizeof(*o));
@@ -176,63 +149,43 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 		switch (c) {
 		case 'u':
-			if (parse_u64(optarg, &o->users) < 0 || !o->users ||
-			    o->users > (1ULL << 32))
-				bad_arg(name, optarg);
+			o->users = opt_u64(name, optarg, 1, 1ULL << 32);
 			break;
 		case 't':
-			if (parse_seconds_ns(optarg, &o->timeout_ns) < 0 ||
-			    o->timeout_ns < 10 * NSEC_PER_MSEC)
-				bad_arg(name, optarg);
+			o->timeout_ns = opt_seconds(name, optarg, 10 * NSEC_PER_MSEC, UINT64_MAX);
 			break;
 		case 'a':
-			if (parse_seconds_ns(optarg, &o->away_ns) < 0 ||
-			    o->away_ns < 10 * NSEC_PER_MSEC)
-				bad_arg(name, optarg);
+			o->away_ns = opt_seconds(name, optarg, 10 * NSEC_PER_MSEC, UINT64_MAX);
 			break;
 		case 'i':
-			if (parse_seconds_ns(optarg, &o->interval_ns) < 0 ||
-			    o->interval_ns < NSEC_PER_MSEC)
-				bad_arg(name, optarg);
+			o->interval_ns = opt_seconds(name, optarg, NSEC_PER_MSEC, UINT64_MAX);
 			break;
 		case 'l':
-			if (parse_seconds_ns(optarg, &o->login_ns) < 0)
-				bad_arg(name, optarg);
+			o->login_ns = opt_seconds(name, optarg, 0, UINT64_MAX);
 			break;
 		case 's':
-			if (parse_double(optarg, &o->silent) < 0 || o->silent > 1.0)
-				bad_arg(name, optarg);
+			o->silent = opt_double(name, optarg, 1.0);
 			break;
 		case 'I':
-			if (parse_double(optarg, &o->idle) < 0 || o->idle > 1.0)
-				bad_arg(name, optarg);
+			o->idle = opt_double(name, optarg, 1.0);
 			break;
 		case 'd':
-			if (parse_seconds_ns(optarg, &o->duration_ns) < 0 || !o->duration_ns)
-				bad_arg(name, optarg);
+			o->duration_ns = opt_seconds(name, optarg, 1, UINT64_MAX);
 			break;
 		case 'k':
-			if (parse_u64(optarg, &v) < 0 || !v || v > 60000)
-				bad_arg(name, optarg);
-			o->tick_ns = v * NSEC_PER_MSEC;
+			o->tick_ns = opt_ms(name, optarg, 1, 60000);
 			break;
 		case 'S':
-			if (parse_u64(optarg, &v) < 0 || v > 3600000)
-				bad_arg(name, optarg);
-			o->slack_ns = v * NSEC_PER_MSEC;
+			o->slack_ns = opt_ms(name, optarg, 0, 3600000);
 			break;
 		case 'L':
-			if (parse_u64(optarg, &v) < 0 || !v || v > 3600000)
-				bad_arg(name, optarg);
-			o->max_late_ns = v * NSEC_PER_MSEC;
+			o->max_late_ns = opt_ms(name, optarg, 1, 3600000);
 			break;
 		case 'b':
-			if (parse_u64(optarg, &o->batch) < 0 || !o->batch || o->batch > 16384)
-				bad_arg(name, optarg);
+			o->batch = opt_u64(name, optarg, 1, 16384);
 			break;
 		case 'r':
-			if (parse_u64(optarg, &o->seed) < 0)
-				bad_arg(name, optarg);
+			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -242,18 +195,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		default:
 			if (optopt)
-				fprintf(stderr, "%s: option needs a value or is unknown: %s\n",
-					prog, argv[optind - 1]);
-			else
-				fprintf(stderr, "%s: unknown option: %s\n", prog,
-					argv[optind - 1]);
-			usage(stderr, 2);
+				usage_error("option needs a value or is unknown: %s",
+					    argv[optind - 1]);
+			usage_error("unknown option: %s", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument: %s\n", prog, argv[optind]);
-		usage(stderr, 2);
-	}
+	if (optind < argc)
+		usage_error("unexpected argument: %s", argv[optind]);
 	if (!o->interval_ns)
 		o->interval_ns = o->timeout_ns / 3;
 	if (!o->duration_ns)
@@ -637,11 +585,6 @@ static void progress(struct service *sv, uint64_t now, uint64_t *prev_t, uint64_
 	*prev_cpu = cpu;
 }
 
-static const char *yesno(int ok)
-{
-	return ok ? "ok" : "FAIL";
-}
-
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -654,12 +597,9 @@ int main(int argc, char **argv)
 	uint64_t n_silent = 0, n_idle_exp = 0, n_active = 0, last_silent_deadline = 0;
 	int sv_pair[2], ep, status, ok;
 	pid_t child;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], h[80];
 
-	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
-		prog = strrchr(argv[0], '/') + 1;
-	else if (argc > 0 && argv[0])
-		prog = argv[0];
+	set_prog(argc, argv);
 	parse_args(argc, argv, &o);
 
 	/* what an expected expiry must leave before the end of the run */
@@ -866,10 +806,9 @@ int main(int argc, char **argv)
 		       " (offline), max %.1f ms (away)\n",
 		       (double)sv.late_k_off.max_ns / 1e6, hist_quantile_ms(&sv.late_k_off, 0.99),
 		       (double)sv.late_k_away.max_ns / 1e6);
-		printf("  lateness, service  seen - (last touch + timeout): max %.1f ms, p50 %.0f ms,"
-		       " p99 %.0f ms (offline), max %.1f ms (away)\n",
-		       (double)sv.late_s_off.max_ns / 1e6, hist_quantile_ms(&sv.late_s_off, 0.5),
-		       hist_quantile_ms(&sv.late_s_off, 0.99), (double)sv.late_s_away.max_ns / 1e6);
+		printf("  lateness, service  seen - (last touch + timeout): %s (offline),"
+		       " max %.1f ms (away)\n", fmt_hist(h, sizeof(h), &sv.late_s_off),
+		       (double)sv.late_s_away.max_ns / 1e6);
 		printf("  on time            %s kernel / %s service events later than tick + slack"
 		       " (%.0f ms); failing bound %.0f ms  [%s]\n",
 		       fmt_count(a, late_k), fmt_count(b, late_s), (double)tick_slack / 1e6,
