@@ -583,7 +583,8 @@ while IFS= read -r line || [[ -n "$line" ]]; do
 	line=${line%$'\r'}
 	printf '%s\n' "$line"
 	printf '%s\n' "$line" >&3
-	if [[ -z "$boot_time" && "$line" == "$M_START "* ]]; then
+	# (SeaBIOS's screen-clearing escapes can precede it on its line)
+	if [[ -z "$boot_time" && "$line" == *"$M_START "* ]]; then
 		boot_time=$(elapsed)
 		log "guest booted: script started ${boot_time}s after QEMU start"
 	fi
