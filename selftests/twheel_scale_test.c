@@ -307,7 +307,7 @@ TEST_F_TIMEOUT(scale, million_ids, 300)
 	TH_LOG("touched %u ids in %" PRIu64 " ms (%.0f ids/s, batches of %u)",
 	       S_IDS, t_touch / MS, S_IDS / (t_touch / 1e9), S_BATCH);
 	TH_LOG("mem_bytes %" PRIu64 " = %.1f bytes/id; armed %" PRIu64
-	       " pending %" PRIu64, (uint64_t)st.mem_bytes, st.mem_bytes / 1e6,
+	       " pending %" PRIu64, (uint64_t)st.mem_bytes, (double)st.mem_bytes / S_IDS,
 	       (uint64_t)st.armed, (uint64_t)st.pending);
 	TH_LOG("slabinfo: %s", slab);
 	ASSERT_EQ((uint64_t)S_IDS, st.touches);
