@@ -66,8 +66,8 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # not yet usable irq_desc: a KASAN wild-memory-access panic.)
 #
 # Sized for the 90-minute CI, which also builds this kernel on a fresh
-# machine (about 17 min).  The guest takes about 25 min here (2 vCPUs under
-# TCG, no other load); by part, measured:
+# machine (about 17 min).  The guest took 20 and 28 min in two CI runs here
+# (2 vCPUs under TCG, the host's speed varies); by part, measured:
 # - 1536 MiB, not 4096: a kmemleak scan walks every page, 10 s against 30 s.
 # - 32Ki ids for the scale suite, not 1M: a touch costs about 100 us under
 #   KASAN + lockdep + kmemleak (stack traces on every allocation).
