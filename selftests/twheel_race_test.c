@@ -18,8 +18,8 @@
  *	was delivered, and the counters add up.
  *
  * Bounded by time, 5-10 s a test, the same on the debug kernel (where
- * that buys 850-2,100 rounds a test, against 5,000-28,000 on the stock
- * kernel).  A 32-bit build skips the threaded tests on a kernel without
+ * that buys about 800-2,000 rounds a test, against 5,000-28,000 on the
+ * stock kernel).  A 32-bit build skips the threaded tests on a kernel without
  * CONFIG_COMPAT_32BIT_TIME (glibc's futex calls fail there).
  * Environment: TWHEEL_SEED overrides the seed (logged).
  */
