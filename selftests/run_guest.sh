@@ -137,7 +137,7 @@ done
 # The same kselftests built with -m32 (make -C selftests m32), through the
 # kernel's compat paths: every suite must give the same totals.
 # The fault suite's kmemleak scan after its sweeps runs in the 64-bit
-# pass only (a scan takes 30-45 s on the debug kernel under TCG); the final
+# pass only (a scan takes 10-17 s on the debug kernel under TCG); the final
 # scan below covers the -m32 pass.
 if [ -d selftests/m32 ]; then
 	export TWHEEL_FAULT_KMEMLEAK=0
