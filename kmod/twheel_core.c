@@ -7,6 +7,7 @@
  * twheel_main.c).
  */
 #include <linux/bitops.h>
+#include <linux/limits.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
@@ -42,6 +43,7 @@ void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now)
 
 	w->tick_ns = tick_ns;
 	w->cur = div64_u64(now, tick_ns);
+	w->idx = NULL;
 	w->nr_armed = 0;
 	w->nr_ready = 0;
 	memset(w->pending, 0, sizeof(w->pending));
@@ -74,7 +76,6 @@ void tw_wheel_add(struct tw_wheel *w, struct tw_node *n)
 {
 	u64 e = tw_ticks(w, tw_node_deadline(n));
 
-	n->expired = 0;
 	w->nr_armed++;
 	if (e <= w->cur)
 		hlist_add_head(&n->slot, &w->drain);
@@ -112,10 +113,13 @@ void tw_wheel_del(struct tw_wheel *w, struct tw_node *n)
  * @w: the wheel
  * @n: the node
  * @now: current time in ns, >= the node's deadline
+ *
+ * The node's deadline word becomes its expiry clock; the caller marks the
+ * index entry (if any) TW_ENT_QUEUED.
  */
 void tw_wheel_expire(struct tw_wheel *w, struct tw_node *n, u64 now)
 {
-	n->expired = max_t(u64, now, 1);
+	n->expired = (n->expired & TW_NODE_FLAG) | max_t(u64, now, 1);
 	list_add_tail(&n->ready, &w->ready);
 	w->nr_ready++;
 }
@@ -128,7 +132,6 @@ void tw_wheel_expire(struct tw_wheel *w, struct tw_node *n, u64 now)
 void tw_wheel_unqueue(struct tw_wheel *w, struct tw_node *n)
 {
 	list_del(&n->ready);
-	n->expired = 0;
 	w->nr_ready--;
 }
 
@@ -206,7 +209,8 @@ void tw_wheel_catch_up(struct tw_wheel *w, u64 now)
  *
  * Slots are processed in time order, one slot at a time, so events are
  * queued in deadline order up to one tick.  Expired nodes are appended to
- * w->ready with n->expired = @now.
+ * w->ready with their expiry clock @now.  With w->idx set, each node taken
+ * from a due slot first gets its entry's deadline.
  *
  * Return: true if work that is due remains because @budget ran out.
  */
@@ -217,6 +221,7 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
 	u64 t;
 
 	while (*budget) {
+		struct tw_ent *ent;
 		struct tw_node *n;
 		u64 e;
 
@@ -233,6 +238,9 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
 		n = hlist_entry(w->drain.first, struct tw_node, slot);
 		hlist_del(&n->slot);
 		(*budget)--;
+		ent = w->idx ? tw_index_find(w->idx, n->id) : NULL;
+		if (ent)
+			tw_node_set_deadline(n, tw_ent_deadline(ent));
 		e = tw_ticks(w, tw_node_deadline(n));
 		if (e > w->cur) {
 			tw_slot(w, n, e);
@@ -242,38 +250,117 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
 		w->nr_armed--;
 		w->late_max = max(w->late_max, now - tw_node_deadline(n));
 		tw_wheel_expire(w, n, now);
+		if (ent)
+			ent->deadline |= TW_ENT_QUEUED;
 	}
 	return tw_wheel_next(w, &t) && t <= nt;
 }
 
 /* ------------------------------------------------------------------ index */
 
+/* The home slot of @key in a table of @size slots: monotonic in @key. */
+static unsigned long tw_home(u64 key, unsigned long size)
+{
+	return mul_u64_u64_shr(key, size, 64);
+}
+
+/* How far the entry in slot @p of a table of @size slots is from home. */
+static unsigned long tw_dist(const struct tw_ent *e, unsigned long p,
+			     unsigned long size)
+{
+	unsigned long h = tw_home(tw_key(e->id), size);
+
+	return p >= h ? p - h : p + size - h;
+}
+
+/*
+ * The smallest key whose home is slot @p or later: ceil(p * 2^64 / size),
+ * in two 32-bit steps of long division (@p < @size < 2^32).
+ */
+static u64 tw_home_key(unsigned long p, unsigned long size)
+{
+	u64 r, q1, q0;
+
+	q1 = div64_u64_rem((u64)p << 32, size, &r);
+	q0 = div64_u64_rem(r << 32, size, &r);
+	return (q1 << 32 | q0) + (r != 0);
+}
+
+static struct tw_ent *tw_tab_find(struct tw_ent *t, unsigned long size,
+				  u64 id)
+{
+	u64 key = tw_key(id);
+	unsigned long p = tw_home(key, size), d;
+
+	for (d = 0; d < size; d++) {
+		struct tw_ent *e = &t[p];
+		unsigned long ed;
+
+		if (!e->node)
+			return NULL;
+		if (e->id == id)
+			return e;
+		ed = tw_dist(e, p, size);
+		if (ed < d || (ed == d && tw_key(e->id) > key))
+			return NULL;
+		if (++p == size)
+			p = 0;
+	}
+	return NULL;
+}
+
+/* Put @in into @t, which has an empty slot; returns where it landed. */
+static struct tw_ent *tw_tab_put(struct tw_ent *t, unsigned long size,
+				 struct tw_ent in)
+{
+	unsigned long p = tw_home(tw_key(in.id), size), d = 0;
+	struct tw_ent *ret = NULL;
+
+	for (;;) {
+		struct tw_ent *e = &t[p];
+		unsigned long ed;
+
+		if (!e->node) {
+			*e = in;
+			return ret ?: e;
+		}
+		ed = tw_dist(e, p, size);
+		if (ed < d || (ed == d && tw_key(e->id) > tw_key(in.id))) {
+			swap(*e, in);
+			ret = ret ?: e;
+			d = ed;
+		}
+		if (++p == size)
+			p = 0;
+		d++;
+	}
+}
+
+/* Empty slot @p of @t, shifting the entries after it back towards home. */
+static void tw_tab_del(struct tw_ent *t, unsigned long size, unsigned long p)
+{
+	for (;;) {
+		unsigned long q = p + 1 == size ? 0 : p + 1;
+
+		if (!t[q].node || !tw_dist(&t[q], q, size))
+			break;
+		t[p] = t[q];
+		p = q;
+	}
+	memset(&t[p], 0, sizeof(t[p]));
+}
+
 /**
  * tw_index_init() - set up an empty index
  * @x: the index
- * @tab: zeroed table of 1 << @bits buckets
- * @bits: log2 of its size
+ * @tab: zeroed table of @size slots
+ * @size: at least TW_IDX_MIN, below 2^32
  */
-void tw_index_init(struct tw_index *x, struct tw_node **tab, unsigned int bits)
+void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size)
 {
+	memset(x, 0, sizeof(*x));
 	x->tab = tab;
-	x->bits = bits;
-	x->old = NULL;
-	x->old_bits = 0;
-	x->migrated = 0;
-	x->nr = 0;
-}
-
-/* Buckets of the old table below x->migrated have moved to the new one. */
-static struct tw_node **tw_bucket(const struct tw_index *x, u64 key)
-{
-	if (x->old) {
-		unsigned long i = key >> (64 - x->old_bits);
-
-		if (i >= x->migrated)
-			return &x->old[i];
-	}
-	return &x->tab[key >> (64 - x->bits)];
+	x->size = size;
 }
 
 /**
@@ -281,229 +368,387 @@ static struct tw_node **tw_bucket(const struct tw_index *x, u64 key)
  * @x: the index
  * @id: the id
  *
- * Return: its node, or NULL.
+ * Return: its entry, valid until the index next changes, or NULL.
  */
-struct tw_node *tw_index_find(const struct tw_index *x, u64 id)
+struct tw_ent *tw_index_find(const struct tw_index *x, u64 id)
 {
-	struct tw_node *n;
+	struct tw_ent *e = tw_tab_find(x->tab, x->size, id);
 
-	for (n = *tw_bucket(x, tw_key(id)); n; n = n->hnext)
-		if (n->id == id)
-			return n;
-	return NULL;
+	if (!e && x->old)
+		e = tw_tab_find(x->old, x->old_size, id);
+	return e;
 }
 
 /**
- * tw_index_insert() - add a node whose id is not in the index
+ * tw_index_room() - whether tw_index_insert() may be called
  * @x: the index
- * @n: the node, with n->id set
+ *
+ * Every entry ends up in the table new ids go to, old ones included once
+ * migrated, so that table must hold them all.
+ *
+ * Return: true while all entries would fill less than 15/16 of that table.
  */
-void tw_index_insert(struct tw_index *x, struct tw_node *n)
+bool tw_index_room(const struct tw_index *x)
 {
-	u64 key = tw_key(n->id);
-	struct tw_node **pp = tw_bucket(x, key);
+	return x->nr < x->size - x->size / 16;
+}
 
-	while (*pp && tw_key((*pp)->id) < key)
-		pp = &(*pp)->hnext;
-	n->hnext = *pp;
-	*pp = n;
+/**
+ * tw_index_insert() - add an id that is not in the index
+ * @x: the index, with room (tw_index_room())
+ * @n: the id's node, with n->id set
+ * @deadline: the id's deadline (TW_ENT_QUEUED clear)
+ *
+ * Return: the new entry, valid until the index next changes.
+ */
+struct tw_ent *tw_index_insert(struct tw_index *x, struct tw_node *n,
+			       u64 deadline)
+{
+	struct tw_ent in = { .id = n->id, .deadline = deadline, .node = n };
+
+	x->nr_tab++;
 	x->nr++;
+	return tw_tab_put(x->tab, x->size, in);
 }
 
 /**
- * tw_index_remove() - remove a node that is in the index
+ * tw_index_remove() - remove an entry
  * @x: the index
- * @n: the node
+ * @e: the entry, from tw_index_find() or tw_index_insert() since the index
+ *	last changed
  */
-void tw_index_remove(struct tw_index *x, struct tw_node *n)
+void tw_index_remove(struct tw_index *x, struct tw_ent *e)
 {
-	struct tw_node **pp = tw_bucket(x, tw_key(n->id));
-
-	while (*pp != n)
-		pp = &(*pp)->hnext;
-	*pp = n->hnext;
-	n->hnext = NULL;
+	if (e >= x->tab && e < x->tab + x->size) {
+		tw_tab_del(x->tab, x->size, e - x->tab);
+		x->nr_tab--;
+	} else {
+		tw_tab_del(x->old, x->old_size, e - x->old);
+		x->nr_old--;
+	}
 	x->nr--;
 }
 
 /**
- * tw_index_want_bits() - whether the table should be resized
+ * tw_index_want_size() - whether the table should be resized
  * @x: the index
+ * @extra: ids that may be added before the next call
  *
- * Grows past one id per bucket, shrinks below one per eight buckets.
+ * Grows when the table would be more than 9/10 full, shrinks when it is
+ * less than 1/4 full; either way to a table 3/4 full.
  *
- * Return: the log2 size to resize to, or 0 for none (or while a resize is
- * still migrating).
+ * Return: the size to resize to, or 0 for none (or while a resize is still
+ * migrating).
  */
-unsigned int tw_index_want_bits(const struct tw_index *x)
+unsigned long tw_index_want_size(const struct tw_index *x, unsigned long extra)
 {
-	unsigned long size = 1UL << x->bits;
+	u64 want = (u64)x->nr + extra;
 
 	if (x->old)
 		return 0;
-	if (x->nr > size && x->bits < TW_IDX_MAX_BITS)
-		return x->bits + 1;
-	if (x->nr < size / 8 && x->bits > TW_IDX_MIN_BITS)
-		return x->bits - 1;
-	return 0;
+	if (want * 10 > (u64)x->size * 9)
+		want = want * 4 / 3 + 1;
+	else if (x->size > TW_IDX_MIN && (u64)x->nr * 4 < x->size)
+		want = (u64)x->nr * 4 / 3 + 1;
+	else
+		return 0;
+	want = clamp_t(u64, want, TW_IDX_MIN, U32_MAX);
+	return want != x->size ? want : 0;
 }
 
 /**
  * tw_index_start_resize() - begin moving to a table of another size
  * @x: the index, not resizing
- * @tab: zeroed table of 1 << @bits buckets
- * @bits: x->bits + 1 or x->bits - 1
+ * @tab: zeroed table of @size slots
+ * @size: from tw_index_want_size()
  */
-void tw_index_start_resize(struct tw_index *x, struct tw_node **tab,
-			   unsigned int bits)
+void tw_index_start_resize(struct tw_index *x, struct tw_ent *tab,
+			   unsigned long size)
 {
 	x->old = x->tab;
-	x->old_bits = x->bits;
+	x->old_size = x->size;
+	x->nr_old = x->nr_tab;
 	x->tab = tab;
-	x->bits = bits;
-	x->migrated = 0;
+	x->size = size;
+	x->nr_tab = 0;
+	x->mpos = 0;
 }
 
 /**
- * tw_index_migrate() - move up to @buckets buckets to the new table
+ * tw_index_migrate() - move up to @entries entries to the new table
  * @x: the index
- * @buckets: how many old buckets to move
+ * @entries: how many entries to move (and 16 times as many empty slots
+ *	may be passed over)
  *
- * Keys are bucketed by their top bits, so growing splits old bucket i into
- * new buckets 2i and 2i + 1 (a prefix and a suffix of its sorted chain), and
- * shrinking appends old bucket 2j + 1 after old bucket 2j in new bucket j.
+ * Entries leave the old table in slot order, each removed as
+ * tw_index_remove() would, so the old table stays a valid table for
+ * lookups and every slot below x->mpos stays empty.
  *
- * Return: the old table once the last bucket has moved (the caller frees
+ * Return: the old table once its last entry has moved (the caller frees
  * it), else NULL.
  */
-struct tw_node **tw_index_migrate(struct tw_index *x, unsigned long buckets)
+struct tw_ent *tw_index_migrate(struct tw_index *x, unsigned long entries)
 {
-	struct tw_node **old;
+	unsigned long empty = entries * 16;
+	struct tw_ent *old;
 
-	while (x->old && buckets--) {
-		unsigned long i = x->migrated;
-		struct tw_node *chain = x->old[i];
-		struct tw_node **pp;
+	while (x->old && entries && empty) {
+		struct tw_ent *e;
 
-		x->old[i] = NULL;
-		if (x->bits > x->old_bits) {
-			unsigned int shift = 64 - x->bits;
-
-			pp = &chain;
-			while (*pp && !((tw_key((*pp)->id) >> shift) & 1))
-				pp = &(*pp)->hnext;
-			x->tab[2 * i + 1] = *pp;
-			*pp = NULL;
-			x->tab[2 * i] = chain;
-		} else {
-			pp = &x->tab[i / 2];
-			while (*pp)
-				pp = &(*pp)->hnext;
-			*pp = chain;
-		}
-		if (++x->migrated == 1UL << x->old_bits) {
+		if (!x->nr_old) {
 			old = x->old;
 			x->old = NULL;
+			x->old_size = 0;
+			x->mpos = 0;
 			return old;
 		}
+		if (x->mpos >= x->old_size)
+			x->mpos = 0;
+		e = &x->old[x->mpos];
+		if (!e->node) {
+			x->mpos++;
+			empty--;
+			continue;
+		}
+		tw_tab_put(x->tab, x->size, *e);
+		tw_tab_del(x->old, x->old_size, x->mpos);
+		x->nr_old--;
+		x->nr_tab++;
+		entries--;
 	}
 	return NULL;
 }
 
-/**
- * tw_index_dump() - list nodes in key order, resuming at a cursor
- * @x: the index
- * @cursor: in/out: the next cell (key >> 1) to visit; TW_CURSOR_END at the end
- * @out: room for @room node pointers
- * @room: at least 1
- * @budget: in/out: how many buckets may still be visited
- *
- * Cells, not keys, make the cursor: 2^63 cells and one end value fit in 64
- * bits.  The two keys of a cell always share a bucket, and a cell is never
- * split between two calls, so a node present for the whole dump is listed
- * exactly once, whatever resizes happen in between.
- *
- * Return: the number of nodes stored.  0 with *@cursor not at the end and
- * *@budget left means the next cell holds two nodes and @room is 1.
- */
-unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
-			    struct tw_node **out, unsigned long room,
-			    unsigned long *budget)
+/* The id of a key: tw_key() multiplied back by the inverse of its factor. */
+static u64 tw_key_id(u64 key)
 {
-	unsigned long nr = 0;
-	u64 c = *cursor;
+	return key * 0x0e217c1e66c88cc3ULL;
+}
 
-	while (c < TW_CURSOR_END && *budget) {
-		u64 key = c << 1, end;
-		struct tw_node *n;
-		unsigned long i;
+/*
+ * A walk of one table in key order from a key: slots are visited from the
+ * key's home onwards.  An entry belongs to the walk's lap when it has not
+ * wrapped past the table's end (home <= slot) and neither has the walk, or
+ * when both have; the lap's entries come in key order.  @low is a lower
+ * bound of the keys the walk has not reached: above every key it passed,
+ * and above the keys whose home is at or before an empty slot it passed.
+ */
+struct tw_walk {
+	const struct tw_ent *t;
+	unsigned long size, p, left, budget;
+	bool wrapped;
+	int state;
+	u64 from;	/* the keys sought are >= @from */
+	u64 low;	/* SHORT: no key in [@from, @low) is left unseen */
+	u64 key;	/* ENTRY: the entry's key */
+};
 
-		(*budget)--;
-		if (x->old && (key >> (64 - x->old_bits)) >= x->migrated) {
-			i = key >> (64 - x->old_bits);
-			n = x->old[i];
-			end = (u64)(i + 1) << (63 - x->old_bits);
+enum { TW_WALK_ENTRY, TW_WALK_END, TW_WALK_SHORT };
+
+/* Move @wk on to the first entry of its lap with key >= wk->from. */
+static void tw_walk_seek(struct tw_walk *wk)
+{
+	while (wk->left) {
+		const struct tw_ent *e = &wk->t[wk->p];
+
+		if (!wk->budget) {
+			wk->state = TW_WALK_SHORT;
+			return;
+		}
+		wk->budget--;
+		if (e->node) {
+			u64 k = tw_key(e->id);
+			bool away = tw_home(k, wk->size) > wk->p;
+
+			if (wk->wrapped && !away)
+				break;		/* the next lap */
+			if (wk->wrapped == away) {
+				if (k >= wk->from) {
+					wk->state = TW_WALK_ENTRY;
+					wk->key = k;
+					return;
+				}
+				wk->low = max(wk->low, k + 1);
+			}
+		} else if (wk->wrapped || wk->p + 1 == wk->size) {
+			break;			/* nothing left in the lap */
 		} else {
-			i = key >> (64 - x->bits);
-			n = x->tab[i];
-			end = (u64)(i + 1) << (63 - x->bits);
-			if (x->old)
-				end = min_t(u64, end,
-					    (u64)x->migrated << (63 - x->old_bits));
+			wk->low = max(wk->low, tw_home_key(wk->p + 1, wk->size));
 		}
-		for (; n; n = n->hnext) {
-			u64 cell = tw_key(n->id) >> 1;
-			struct tw_node *m = n->hnext;
-			unsigned long len;
-
-			if (cell < c)
-				continue;
-			len = (m && tw_key(m->id) >> 1 == cell) ? 2 : 1;
-			if (nr + len > room) {
-				*cursor = cell;
-				return nr;
-			}
-			out[nr++] = n;
-			if (len == 2)
-				out[nr++] = m;
-			n = out[nr - 1];
-			c = cell + 1;
-			if (nr == room) {
-				*cursor = c;
-				return nr;
-			}
+		wk->left--;
+		if (++wk->p == wk->size) {
+			wk->p = 0;
+			wk->wrapped = true;
 		}
-		c = end;
 	}
-	*cursor = c;
-	return nr;
+	wk->state = TW_WALK_END;
+}
+
+static void tw_walk_start(struct tw_walk *wk, const struct tw_ent *t,
+			  unsigned long size, unsigned long min_p, u64 from,
+			  unsigned long budget)
+{
+	wk->t = t;
+	wk->size = size;
+	wk->budget = budget;
+	wk->wrapped = false;
+	wk->state = TW_WALK_END;
+	wk->from = from;
+	wk->low = from;
+	if (!t)
+		return;
+	wk->p = tw_home(from, size);
+	if (wk->p < min_p) {
+		/* the slots below min_p are empty: no wrapped entries */
+		wk->p = min_p;
+		wk->low = max(from, tw_home_key(min_p, size));
+	}
+	wk->left = size;
+	tw_walk_seek(wk);
+}
+
+/* Step @wk past every entry with a key below @from. */
+static void tw_walk_skip(struct tw_walk *wk, u64 from)
+{
+	if (wk->state != TW_WALK_ENTRY || wk->key >= from)
+		return;
+	wk->from = from;
+	wk->low = max(wk->low, wk->key + 1);
+	wk->left--;
+	if (++wk->p == wk->size) {
+		wk->p = 0;
+		wk->wrapped = true;
+	}
+	tw_walk_seek(wk);
 }
 
 /**
- * tw_index_pop() - remove any node, for tearing the index down
+ * tw_index_dump() - list entries in key order, resuming at a cursor
+ * @x: the index
+ * @cursor: in/out: the next cell (key >> 1) to visit; TW_CURSOR_END at the end
+ * @out: room for @room entries (copies)
+ * @room: at least 1
+ * @budget: in/out: slots each of the two tables may have visited (a table
+ *	that runs out stops the call); set to 0 when one ran out
+ *
+ * Cells, not keys, make the cursor: 2^63 cells and one end value fit in 64
+ * bits.  During a resize both tables are walked and merged.  The two keys
+ * of a cell are always stored by the same call, and a call that runs out
+ * of budget stops at a cell below which no key is left unseen, so an id
+ * present for the whole dump is listed exactly once, whatever resizes
+ * happen between calls.
+ *
+ * Return: the number of entries stored.  0 with *@cursor not at the end and
+ * *@budget left means the next cell holds two ids and @room is 1.
+ */
+unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
+			    struct tw_ent *out, unsigned long room,
+			    unsigned long *budget)
+{
+	struct tw_walk a, b;
+	unsigned long nr = 0;
+	bool short_ = false;
+	u64 c = *cursor;
+
+	if (c >= TW_CURSOR_END)
+		return 0;
+	tw_walk_start(&a, x->nr_tab ? x->tab : NULL, x->size, 0, c << 1,
+		      *budget);
+	tw_walk_start(&b, x->nr_old ? x->old : NULL, x->old_size, x->mpos,
+		      c << 1, *budget);
+	for (;;) {
+		u64 lim = U64_MAX, cell;
+		struct tw_walk *w = NULL;
+		struct tw_ent *pair = NULL;
+		bool part = false;
+
+		if (a.state == TW_WALK_SHORT) {
+			lim = a.low;
+			part = true;
+		}
+		if (b.state == TW_WALK_SHORT) {
+			lim = min(lim, b.low);
+			part = true;
+		}
+		if (a.state == TW_WALK_ENTRY &&
+		    (b.state != TW_WALK_ENTRY || a.key < b.key))
+			w = &a;
+		else if (b.state == TW_WALK_ENTRY)
+			w = &b;
+		/* a cell is stored only when both its keys were seen */
+		if (part && (!w || (w->key | 1) >= lim)) {
+			if (nr || lim >> 1 > c) {
+				c = max(c, lim >> 1);
+				short_ = true;
+				break;
+			}
+			/* no progress yet: the walks that ran out go on */
+			if (a.state == TW_WALK_SHORT) {
+				a.budget = *budget;
+				tw_walk_seek(&a);
+			}
+			if (b.state == TW_WALK_SHORT) {
+				b.budget = *budget;
+				tw_walk_seek(&b);
+			}
+			continue;
+		}
+		if (!w) {
+			c = TW_CURSOR_END;
+			break;
+		}
+		cell = w->key >> 1;
+		if (!(w->key & 1))
+			pair = tw_index_find(x, tw_key_id(w->key | 1));
+		if (nr + 1 + !!pair > room) {
+			c = cell;
+			break;
+		}
+		out[nr++] = w->t[w->p];
+		if (pair)
+			out[nr++] = *pair;
+		c = cell + 1;
+		if (nr == room || c == TW_CURSOR_END)
+			break;
+		tw_walk_skip(&a, c << 1);
+		tw_walk_skip(&b, c << 1);
+	}
+	if (short_)
+		*budget = 0;
+	*cursor = c;
+	return nr;
+}
+/**
+ * tw_index_pop() - remove any entry, for tearing the index down
  * @x: the index
  * @pos: in/out: scan position, 0 to start
  *
- * Return: a node removed from the index, or NULL once it is empty.
+ * Return: the node of an entry removed from the index, or NULL once it is
+ * empty.
  */
 struct tw_node *tw_index_pop(struct tw_index *x, unsigned long *pos)
 {
 	while (x->nr) {
-		struct tw_node **pp;
+		struct tw_ent *e;
 		struct tw_node *n;
-		unsigned long size_old = x->old ? 1UL << x->old_bits : 0;
 
-		if (*pos < size_old)
-			pp = &x->old[*pos];
+		if (*pos < x->old_size)
+			e = &x->old[*pos];
+		else if (*pos - x->old_size < x->size)
+			e = &x->tab[*pos - x->old_size];
 		else
-			pp = &x->tab[*pos - size_old];
-		n = *pp;
+			return NULL;
+		n = e->node;
 		if (!n) {
 			++*pos;
 			continue;
 		}
-		*pp = n->hnext;
-		n->hnext = NULL;
+		/* no shifting: the table is being thrown away */
+		e->node = NULL;
+		if (e >= x->tab && e < x->tab + x->size)
+			x->nr_tab--;
+		else
+			x->nr_old--;
 		x->nr--;
 		return n;
 	}

@@ -20,43 +20,46 @@
 #define TW_LEVELS	8
 #define TW_TICKS_MAX	(1ULL << (TW_LEVELS * TW_LVL_BITS))
 
-/* Index: 2^TW_IDX_MIN_BITS .. 2^TW_IDX_MAX_BITS buckets of one pointer. */
-#define TW_IDX_MIN_BITS	6
-#define TW_IDX_MAX_BITS	32
+/* Index: at least TW_IDX_MIN slots; held between 3/4 and 9/10 full. */
+#define TW_IDX_MIN	64
 
 /**
  * struct tw_node - one id, armed or expired
- * @hnext: next node in the index bucket, in ascending key order
- * @id: the user's id
- * @deadline: absolute deadline in ns (at most KTIME_MAX), in bits 0..62;
- *	bit 63 (TW_NODE_FLAG) belongs to the caller and is never changed
- *	here.  Read it with tw_node_deadline(), set it with
- *	tw_node_set_deadline().
  * @slot: while armed: link in a wheel slot or in the drain list
  * @ready: while expired: link in the ready queue
- * @expired: 0 while armed; the clock when the event was queued once expired
+ * @id: the user's id
+ * @deadline: while armed: the deadline the node is slotted by, in ns (at
+ *	most KTIME_MAX), in bits 0..62.  With an index attached to the wheel
+ *	the id's current deadline is the one in its index entry, which a
+ *	touch may have moved later without touching the node; the wheel
+ *	reads it when the node's slot comes due.  Read it with
+ *	tw_node_deadline(), set it with tw_node_set_deadline().
+ * @expired: once expired (the same word): the clock when the event was
+ *	queued, in bits 0..62; read it with tw_node_expired().
  *
- * 48 bytes.  A lookup reads @hnext and @id of the nodes of a chain and a
- * touch writes @deadline: the first 24 bytes, so that a touch of a node
- * whose slot does not move stays within one cache line more often.  The
- * user's payload is not here: the caller embeds the node in a larger
- * object when it needs one, and marks such nodes with TW_NODE_FLAG.
+ * Bit 63 of the word (TW_NODE_FLAG) belongs to the caller and is never
+ * changed here.  32 bytes on 64-bit.  Whether a node is armed or expired
+ * is not in the node: it is on a slot or on the ready queue, and the
+ * index entry says which (TW_ENT_QUEUED).  The user's payload is not here
+ * either: the caller embeds the node in a larger object when it needs one,
+ * and marks such nodes with TW_NODE_FLAG.
  */
 struct tw_node {
-	struct tw_node *hnext;
-	u64 id;
-	u64 deadline;
 	union {
 		struct hlist_node slot;
 		struct list_head ready;
 	};
-	u64 expired;
+	u64 id;
+	union {
+		u64 deadline;
+		u64 expired;
+	};
 };
 
 #define TW_NODE_FLAG	BIT_ULL(63)
 
 /**
- * tw_node_deadline() - a node's deadline
+ * tw_node_deadline() - an armed node's deadline
  * @n: the node
  * Return: the deadline in ns, without the caller's flag.
  */
@@ -76,24 +79,83 @@ static inline void tw_node_set_deadline(struct tw_node *n, u64 ns)
 }
 
 /**
- * struct tw_index - id -> node hash table, iterable in a stable key order
- * @tab: buckets, 1 << @bits of them, indexed by the top bits of the key
- * @old: while resizing: the previous table (1 << @old_bits buckets)
- * @bits: log2 of the size of @tab
- * @old_bits: log2 of the size of @old
- * @migrated: buckets of @old already moved into @tab
- * @nr: ids in the index
+ * tw_node_expired() - when an expired node's event was queued
+ * @n: the node, expired
+ * Return: the clock in ns, without the caller's flag.
+ */
+static inline u64 tw_node_expired(const struct tw_node *n)
+{
+	return n->expired & ~TW_NODE_FLAG;
+}
+
+/**
+ * struct tw_ent - an index entry: one id, its deadline and its node
+ * @id: the id
+ * @deadline: the id's deadline in ns in bits 0..62 (the authoritative
+ *	one); bit 63 (TW_ENT_QUEUED) is set while its event is queued
+ * @node: the id's node; NULL marks an empty slot
  *
- * The key of an id is tw_key(id), a bijection, so keys never collide and a
- * bucket's chain is sorted by key.  Resizing is incremental: the caller
- * allocates the new table and migrates a bounded number of buckets per call.
+ * A touch that only moves an armed id's deadline later finds the entry and
+ * writes @deadline: one 24-byte entry, within one page nearly always.
+ */
+struct tw_ent {
+	u64 id;
+	u64 deadline;
+	struct tw_node *node;
+};
+
+#define TW_ENT_QUEUED	BIT_ULL(63)
+
+/**
+ * tw_ent_deadline() - an entry's deadline
+ * @e: the entry
+ * Return: the deadline in ns, without TW_ENT_QUEUED.
+ */
+static inline u64 tw_ent_deadline(const struct tw_ent *e)
+{
+	return e->deadline & ~TW_ENT_QUEUED;
+}
+
+/**
+ * tw_ent_queued() - whether an entry's event is queued
+ * @e: the entry
+ * Return: true once the id expired, until its event is read or discarded.
+ */
+static inline bool tw_ent_queued(const struct tw_ent *e)
+{
+	return e->deadline & TW_ENT_QUEUED;
+}
+
+/**
+ * struct tw_index - id -> entry hash table, iterable in key order
+ * @tab: the table: @size slots
+ * @old: while resizing: the previous table (@old_size slots)
+ * @size: slots in @tab, any number >= TW_IDX_MIN (not a power of two)
+ * @old_size: slots in @old
+ * @nr_tab: entries in @tab
+ * @nr_old: entries in @old
+ * @mpos: while resizing: slots of @old below @mpos are empty for good
+ * @nr: entries in the index (@nr_tab + @nr_old)
+ *
+ * Linear probing with ordered ("Robin Hood") insertion: the home slot of a
+ * key is mulhi(key, size), which grows with the key, and the entries of a
+ * table sit in key order, circularly, each at or after its home with no
+ * empty slot in between.  A lookup reads a few consecutive entries, and a
+ * table can be walked in key order from any key.  The key of an id is
+ * tw_key(id), a bijection, so keys never collide.
+ *
+ * Resizing is incremental: the caller allocates the new table and each
+ * call to tw_index_migrate() moves a bounded number of entries, in slot
+ * order, out of @old.  New ids go to @tab; a lookup tries @tab, then @old.
  */
 struct tw_index {
-	struct tw_node **tab;
-	struct tw_node **old;
-	unsigned int bits;
-	unsigned int old_bits;
-	unsigned long migrated;
+	struct tw_ent *tab;
+	struct tw_ent *old;
+	unsigned long size;
+	unsigned long old_size;
+	unsigned long nr_tab;
+	unsigned long nr_old;
+	unsigned long mpos;
 	unsigned long nr;
 };
 
@@ -109,6 +171,8 @@ struct tw_index {
  * @drain: nodes taken out of a slot that is due, not yet re-slotted
  * @ready: expired nodes, in expiry order
  * @slots: the slots
+ * @idx: NULL, or the index that holds the current deadline of every node
+ *	on the wheel (set by the caller after tw_wheel_init())
  *
  * A node with expiry tick e (the first tick boundary >= its deadline) sits
  * at the level of the highest bit where e and @cur differ, in the slot given
@@ -117,7 +181,10 @@ struct tw_index {
  * @cur, one level lower at least, or expire if e <= @cur.  So a node is
  * never expired early and never late by more than the tick it falls in.
  * A node's deadline may be moved later without moving the node: it is
- * re-slotted when its old slot comes due.
+ * re-slotted when its old slot comes due.  With @idx set, that later
+ * deadline lives in the id's index entry alone: when a slot comes due, the
+ * wheel looks each of its nodes up by id, copies the entry's deadline into
+ * the node, and marks the entry TW_ENT_QUEUED when the node expires.
  */
 struct tw_wheel {
 	u64 tick_ns;
@@ -130,6 +197,7 @@ struct tw_wheel {
 	struct hlist_head drain;
 	struct list_head ready;
 	struct hlist_head slots[TW_LEVELS][TW_LVL_SIZE];
+	struct tw_index *idx;
 };
 
 void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now);
@@ -156,16 +224,18 @@ static inline u64 tw_key(u64 id)
 	return id * GOLDEN_RATIO_64;
 }
 
-void tw_index_init(struct tw_index *x, struct tw_node **tab, unsigned int bits);
-struct tw_node *tw_index_find(const struct tw_index *x, u64 id);
-void tw_index_insert(struct tw_index *x, struct tw_node *n);
-void tw_index_remove(struct tw_index *x, struct tw_node *n);
-unsigned int tw_index_want_bits(const struct tw_index *x);
-void tw_index_start_resize(struct tw_index *x, struct tw_node **tab,
-			   unsigned int bits);
-struct tw_node **tw_index_migrate(struct tw_index *x, unsigned long buckets);
+void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size);
+struct tw_ent *tw_index_find(const struct tw_index *x, u64 id);
+bool tw_index_room(const struct tw_index *x);
+struct tw_ent *tw_index_insert(struct tw_index *x, struct tw_node *n,
+			       u64 deadline);
+void tw_index_remove(struct tw_index *x, struct tw_ent *e);
+unsigned long tw_index_want_size(const struct tw_index *x, unsigned long extra);
+void tw_index_start_resize(struct tw_index *x, struct tw_ent *tab,
+			   unsigned long size);
+struct tw_ent *tw_index_migrate(struct tw_index *x, unsigned long entries);
 unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
-			    struct tw_node **out, unsigned long room,
+			    struct tw_ent *out, unsigned long room,
 			    unsigned long *budget);
 struct tw_node *tw_index_pop(struct tw_index *x, unsigned long *pos);
 

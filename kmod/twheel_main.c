@@ -21,7 +21,7 @@
  * Every critical section is bounded, whatever the number of ids: write(),
  * ARM, CANCEL, DUMP and read() work in chunks of at most TW_CHUNK entries
  * (16..64), the expiry work moves at most TW_EXPIRE_BATCH nodes per hold,
- * and the index is resized incrementally (a few buckets per chunk).  The
+ * and the index is resized incrementally (a few entries per chunk).  The
  * lock is dropped between chunks.
  *
  * No user memory is touched with the lock held, with one exception that
@@ -73,8 +73,8 @@
 #define TW_READ_CHUNK		16	/* events per read() lock hold */
 #define TW_READ_FAULT_IN	65536	/* read() buffer checked at a time */
 #define TW_EXPIRE_BATCH		1024	/* nodes per expiry lock hold */
-#define TW_DUMP_BUCKETS		4096	/* index buckets per DUMP lock hold */
-#define TW_MIGRATE		4	/* index buckets moved per id */
+#define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
+#define TW_MIGRATE		16	/* index entries moved per id */
 
 static_assert(TWHEEL_DEADLINE_MAX == KTIME_MAX);
 static_assert(TWHEEL_DEADLINE_MAX / TWHEEL_TICK_MIN_NS + 1 < TW_TICKS_MAX);
@@ -105,9 +105,11 @@ static atomic_long_t tw_total_ids = ATOMIC_LONG_INIT(0);
 static atomic_t tw_fds = ATOMIC_INIT(0);
 /*
  * Two node caches: ids that never carried a payload (touched with write(),
- * or armed with data 0) use a bare 48-byte struct tw_node; an id armed
- * with non-zero data moves to a struct tw_dnode (56 bytes), marked by
+ * or armed with data 0) use a bare 32-byte struct tw_node; an id armed
+ * with non-zero data moves to a struct tw_dnode (40 bytes), marked by
  * TW_NODE_FLAG in its deadline word, and stays there until it is removed.
+ * The id's current deadline and state are in its index entry (struct
+ * tw_ent): a touch that only moves the deadline later writes the entry.
  */
 static struct kmem_cache *tw_node_cache, *tw_dnode_cache;
 
@@ -152,7 +154,7 @@ struct twheel {
 	struct work_struct work;
 	struct tw_user *user;
 	bool closing;
-	struct tw_node **garbage;	/* an old index table, freed unlocked */
+	struct tw_ent *garbage;	/* an old index table, freed unlocked */
 	bool wake;		/* events were queued under the lock */
 	u64 timer_fires;
 	u64 touches, arms, cancels, expirations, delivered, discarded;
@@ -251,10 +253,10 @@ static void tw_rearm(struct twheel *wh)
 	hrtimer_start(&wh->timer, ns_to_ktime(at), HRTIMER_MODE_ABS);
 }
 
-/* Move @buckets index buckets; keep a finished old table to free unlocked. */
-static void tw_migrate(struct twheel *wh, unsigned long buckets)
+/* Move @entries index entries; keep a finished old table to free unlocked. */
+static void tw_migrate(struct twheel *wh, unsigned long entries)
 {
-	struct tw_node **old = tw_index_migrate(&wh->idx, buckets);
+	struct tw_ent *old = tw_index_migrate(&wh->idx, entries);
 
 	if (old) {
 		kvfree(wh->garbage);	/* never more than one in practice */
@@ -265,7 +267,7 @@ static void tw_migrate(struct twheel *wh, unsigned long buckets)
 /* Drop the lock, then free what was unlinked under it. */
 static void tw_mutex_unlock(struct twheel *wh)
 {
-	struct tw_node **garbage = wh->garbage;
+	struct tw_ent *garbage = wh->garbage;
 
 	wh->garbage = NULL;
 	mutex_unlock(&wh->lock);
@@ -276,18 +278,18 @@ static void tw_mutex_unlock(struct twheel *wh)
 static void tw_maintain(struct twheel *wh, unsigned long ids)
 {
 	struct tw_index *x = &wh->idx;
-	unsigned int bits = tw_index_want_bits(x);
+	unsigned long size = tw_index_want_size(x, ids);
 
 	lockdep_assert_held(&wh->lock);
-	if (bits) {
-		struct tw_node **tab;
+	if (size) {
+		struct tw_ent *tab;
 
 		tw_mutex_unlock(wh);
-		tab = kvcalloc(1UL << bits, sizeof(*tab),
+		tab = kvcalloc(size, sizeof(*tab),
 			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		mutex_lock(&wh->lock);
-		if (tab && tw_index_want_bits(x) == bits) {
-			tw_index_start_resize(x, tab, bits);
+		if (tab && tw_index_want_size(x, ids) == size) {
+			tw_index_start_resize(x, tab, size);
 			tab = NULL;
 		}
 		kvfree(tab);
@@ -346,7 +348,6 @@ static struct tw_node *tw_node_alloc(u64 id, bool data)
 		n->deadline = 0;
 	}
 	n->id = id;
-	n->expired = 0;
 	return n;
 }
 
@@ -358,9 +359,9 @@ static void tw_node_release(struct tw_node *n)
 		kmem_cache_free(tw_node_cache, n);
 }
 
-/* A new node for @id, in the index but on no list. */
-static struct tw_node *tw_node_new(struct twheel *wh, u64 id, bool data,
-				   int *err)
+/* A new node for @id, in the index but on no list; returns its entry. */
+static struct tw_ent *tw_node_new(struct twheel *wh, u64 id, bool data,
+				  int *err)
 {
 	struct tw_node *n;
 
@@ -378,6 +379,12 @@ static struct tw_node *tw_node_new(struct twheel *wh, u64 id, bool data,
 		*err = -ENOSPC;
 		return NULL;
 	}
+	/* the index was grown before the chunk; this fails only on ENOMEM */
+	if (!tw_index_room(&wh->idx)) {
+		tw_uncharge(wh, 1);
+		*err = -ENOMEM;
+		return NULL;
+	}
 	n = tw_node_alloc(id, data);
 	if (!n) {
 		tw_uncharge(wh, 1);
@@ -385,47 +392,52 @@ static struct tw_node *tw_node_new(struct twheel *wh, u64 id, bool data,
 		return NULL;
 	}
 	wh->nr_data += data;
-	tw_index_insert(&wh->idx, n);
-	return n;
+	return tw_index_insert(&wh->idx, n, 0);
 }
 
-static void tw_node_free(struct twheel *wh, struct tw_node *n)
+/* Remove @e's id: its node is on no list. */
+static void tw_node_free(struct twheel *wh, struct tw_ent *e)
 {
-	tw_index_remove(&wh->idx, n);
+	struct tw_node *n = e->node;
+
+	tw_index_remove(&wh->idx, e);
 	wh->nr_data -= tw_has_data(n);
 	tw_node_release(n);
 	tw_uncharge(wh, 1);
 }
 
-/* Put @d, a data node for the same id, in @n's place; @n is on no list. */
-static struct tw_node *tw_node_replace(struct twheel *wh, struct tw_node *n,
-				       struct tw_node *d)
+/* Put @d, a data node for the same id, in the place of @e's node. */
+static void tw_node_replace(struct twheel *wh, struct tw_ent *e,
+			    struct tw_node *d)
 {
-	tw_index_remove(&wh->idx, n);
-	tw_index_insert(&wh->idx, d);
-	tw_node_release(n);
+	tw_node_release(e->node);
+	e->node = d;
 	wh->nr_data++;
-	return d;
 }
 
-/* Take a node off the wheel or the ready queue (discarding its event). */
-static void tw_detach(struct twheel *wh, struct tw_node *n)
+/* Take @e's node off the wheel or the ready queue (discarding its event). */
+static void tw_detach(struct twheel *wh, struct tw_ent *e)
 {
-	if (n->expired) {
-		tw_wheel_unqueue(&wh->w, n);
+	if (tw_ent_queued(e)) {
+		tw_wheel_unqueue(&wh->w, e->node);
+		e->deadline &= ~TW_ENT_QUEUED;
 		wh->discarded++;
 	} else {
-		tw_wheel_del(&wh->w, n);
+		tw_wheel_del(&wh->w, e->node);
 	}
 }
 
-/* Give a node on no list its deadline: queue its event if due, else arm. */
-static void tw_place(struct twheel *wh, struct tw_node *n, u64 deadline,
+/* Give @e's node, on no list, its deadline: queue its event if due, else arm. */
+static void tw_place(struct twheel *wh, struct tw_ent *e, u64 deadline,
 		     u64 now)
 {
+	struct tw_node *n = e->node;
+
+	e->deadline = deadline;
 	tw_node_set_deadline(n, deadline);
 	if (deadline <= now) {
 		tw_wheel_expire(&wh->w, n, now);
+		e->deadline |= TW_ENT_QUEUED;
 		trace_twheel_expire(wh, n->id, deadline, now);
 		wh->expirations++;
 		wh->wake = true;
@@ -436,44 +448,46 @@ static void tw_place(struct twheel *wh, struct tw_node *n, u64 deadline,
 
 /*
  * Set @id's deadline (and data, unless @data is NULL), creating it if
- * absent.  A later deadline of an armed node is only recorded: the node is
- * re-slotted when its current slot comes due.  Returns the node or an
- * ERR_PTR; on error nothing has changed.
+ * absent.  A later deadline of an armed id is only written to its index
+ * entry (a touch reads and writes one entry, not the node): the node is
+ * re-slotted by that deadline when its current slot comes due.  Returns
+ * the entry, valid until the index next changes, or an ERR_PTR; on error
+ * nothing has changed.
  */
-static struct tw_node *tw_set(struct twheel *wh, u64 id, u64 deadline,
-			      const u64 *data, bool noreplace, u64 now)
+static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
+			     const u64 *data, bool noreplace, u64 now)
 {
-	struct tw_node *n = tw_index_find(&wh->idx, id);
-	bool grow = data && *data && !(n && tw_has_data(n));
+	struct tw_ent *e = tw_index_find(&wh->idx, id);
+	bool grow = data && *data && !(e && tw_has_data(e->node));
 	int err;
 
-	if (n && noreplace)
+	if (e && noreplace)
 		return ERR_PTR(-EEXIST);
-	if (n && !grow && !n->expired && deadline >= tw_node_deadline(n) &&
+	if (e && !grow && !tw_ent_queued(e) && deadline >= e->deadline &&
 	    deadline > now) {
-		tw_node_set_deadline(n, deadline);
-		if (data && tw_has_data(n))
-			tw_set_data(n, *data);
-		return n;
+		e->deadline = deadline;
+		if (data && tw_has_data(e->node))
+			tw_set_data(e->node, *data);
+		return e;
 	}
-	if (n) {
+	if (e) {
 		/* allocate before anything moves: ENOMEM changes nothing */
 		struct tw_node *d = grow ? tw_node_alloc(id, true) : NULL;
 
 		if (grow && !d)
 			return ERR_PTR(-ENOMEM);
-		tw_detach(wh, n);
+		tw_detach(wh, e);
 		if (d)
-			n = tw_node_replace(wh, n, d);
+			tw_node_replace(wh, e, d);
 	} else {
-		n = tw_node_new(wh, id, grow, &err);
-		if (!n)
+		e = tw_node_new(wh, id, grow, &err);
+		if (!e)
 			return ERR_PTR(err);
 	}
-	if (data && tw_has_data(n))
-		tw_set_data(n, *data);
-	tw_place(wh, n, deadline, now);
-	return n;
+	if (data && tw_has_data(e->node))
+		tw_set_data(e->node, *data);
+	tw_place(wh, e, deadline, now);
+	return e;
 }
 
 /*
@@ -513,15 +527,16 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
 		now = tw_lock(wh, n);
 		deadline = tw_deadline(now, wh->cfg.timeout_ns);
 		for (i = 0; i < n; i++) {
-			struct tw_node *node = tw_set(wh, ids[i], deadline,
-						      NULL, false, now);
+			struct tw_ent *e = tw_set(wh, ids[i], deadline, NULL,
+						  false, now);
 
-			if (IS_ERR(node)) {
-				err = PTR_ERR(node);
+			if (IS_ERR(e)) {
+				err = PTR_ERR(e);
 				break;
 			}
-			trace_twheel_touch(wh, node->id, deadline,
-					   tw_data(node));
+			if (trace_twheel_touch_enabled())
+				trace_twheel_touch(wh, e->id, deadline,
+						   tw_data(e->node));
 		}
 		wh->touches += i;
 		tw_unlock(wh);
@@ -584,8 +599,9 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 				break;
 			ev[n].id = node->id;
 			ev[n].data = tw_data(node);
-			ev[n].deadline_ns = tw_node_deadline(node);
-			ev[n].expired_ns = node->expired;
+			ev[n].deadline_ns =
+				tw_ent_deadline(tw_index_find(&wh->idx, node->id));
+			ev[n].expired_ns = tw_node_expired(node);
 			n++;
 		}
 		pagefault_disable();
@@ -596,7 +612,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 			node = list_first_entry(&wh->w.ready, struct tw_node,
 						ready);
 			tw_wheel_unqueue(&wh->w, node);
-			tw_node_free(wh, node);
+			tw_node_free(wh, tw_index_find(&wh->idx, node->id));
 		}
 		wh->delivered += ok;
 		tw_maintain(wh, ok);
@@ -627,8 +643,10 @@ static void tw_trace_expired(struct twheel *wh, unsigned long nr)
 	list_for_each_entry_reverse(n, &wh->w.ready, ready) {
 		if (!nr--)
 			break;
-		trace_twheel_expire(wh, n->id, tw_node_deadline(n),
-				    n->expired);
+		trace_twheel_expire(wh, n->id,
+				    tw_ent_deadline(tw_index_find(&wh->idx,
+								  n->id)),
+				    tw_node_expired(n));
 	}
 }
 
@@ -682,10 +700,8 @@ static void tw_work_fn(struct work_struct *work)
 static u64 tw_mem_bytes(const struct twheel *wh)
 {
 	const struct tw_index *x = &wh->idx;
-	u64 b = sizeof(*wh) + ((u64)sizeof(void *) << x->bits);
+	u64 b = sizeof(*wh) + (u64)(x->size + x->old_size) * sizeof(*x->tab);
 
-	if (x->old)
-		b += (u64)sizeof(void *) << x->old_bits;
 	return b + (u64)x->nr * kmem_cache_size(tw_node_cache) +
 	       (u64)wh->nr_data * (kmem_cache_size(tw_dnode_cache) -
 				   kmem_cache_size(tw_node_cache));
@@ -741,8 +757,10 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 		wh->timer_at = KTIME_MAX;
 	}
 	wh->cfg = c;
-	if (!wh->idx.nr)
+	if (!wh->idx.nr) {
 		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh));
+		wh->w.idx = &wh->idx;
+	}
 	tw_mutex_unlock(wh);
 	return 0;
 }
@@ -796,7 +814,7 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 		now = tw_lock(wh, n);
 		for (i = 0; i < n; i++) {
 			u64 deadline = e[i].timeout_ns;
-			struct tw_node *node;
+			struct tw_ent *ent;
 
 			if ((e[i].flags & ~TWHEEL_ARM_FLAGS) || e[i].reserved ||
 			    deadline > TWHEEL_DEADLINE_MAX) {
@@ -806,14 +824,14 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 			if (!(e[i].flags & TWHEEL_ARM_ABSTIME))
 				deadline = tw_deadline(now, deadline ?:
 						       wh->cfg.timeout_ns);
-			node = tw_set(wh, e[i].id, deadline, &e[i].data,
-				      e[i].flags & TWHEEL_ARM_NOREPLACE, now);
-			if (IS_ERR(node)) {
-				err = PTR_ERR(node);
+			ent = tw_set(wh, e[i].id, deadline, &e[i].data,
+				     e[i].flags & TWHEEL_ARM_NOREPLACE, now);
+			if (IS_ERR(ent)) {
+				err = PTR_ERR(ent);
 				break;
 			}
-			trace_twheel_arm(wh, node->id, deadline,
-					 tw_data(node));
+			trace_twheel_arm(wh, ent->id, deadline,
+					 tw_data(ent->node));
 		}
 		wh->arms += i;
 		tw_unlock(wh);
@@ -848,15 +866,14 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 		}
 		tw_lock(wh, n);
 		for (i = 0; i < n; i++) {
-			struct tw_node *node = tw_index_find(&wh->idx, ids[i]);
+			struct tw_ent *e = tw_index_find(&wh->idx, ids[i]);
 
-			if (!node)
+			if (!e)
 				continue;
-			trace_twheel_cancel(wh, node->id,
-					    tw_node_deadline(node),
-					    tw_data(node));
-			tw_detach(wh, node);
-			tw_node_free(wh, node);
+			trace_twheel_cancel(wh, e->id, tw_ent_deadline(e),
+					    tw_data(e->node));
+			tw_detach(wh, e);
+			tw_node_free(wh, e);
 			wh->cancels++;
 			done++;
 		}
@@ -870,28 +887,29 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 {
 	struct twheel_query q;
-	struct tw_node *n;
+	struct tw_ent *e;
 
 	if (copy_from_user(&q, arg, sizeof(q)))
 		return -EFAULT;
 	if (q.reserved)
 		return -EINVAL;
 	mutex_lock(&wh->lock);
-	n = tw_index_find(&wh->idx, q.id);
-	if (n) {
-		q.state = n->expired ? TWHEEL_STATE_EXPIRED : TWHEEL_STATE_ARMED;
-		q.deadline_ns = tw_node_deadline(n);
-		q.data = tw_data(n);
+	e = tw_index_find(&wh->idx, q.id);
+	if (e) {
+		q.state = tw_ent_queued(e) ? TWHEEL_STATE_EXPIRED :
+					     TWHEEL_STATE_ARMED;
+		q.deadline_ns = tw_ent_deadline(e);
+		q.data = tw_data(e->node);
 	}
 	tw_mutex_unlock(wh);
-	if (!n)
+	if (!e)
 		return -ENOENT;
 	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
 }
 
 static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 {
-	struct tw_node *nodes[TW_ARM_CHUNK];
+	struct tw_ent ents[TW_ARM_CHUNK];
 	struct twheel_arm out[TW_ARM_CHUNK];
 	struct twheel_dump d;
 	u64 bytes, done = 0;
@@ -905,20 +923,20 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		return -EINVAL;
 	while (done < d.count && d.cursor < TW_CURSOR_END) {
 		unsigned long room = min_t(u64, d.count - done, TW_ARM_CHUNK);
-		unsigned long buckets = TW_DUMP_BUCKETS, nr, i;
+		unsigned long slots = TW_DUMP_SLOTS, nr, i;
 		u64 cursor = d.cursor;
 
 		mutex_lock(&wh->lock);
-		nr = tw_index_dump(&wh->idx, &cursor, nodes, room, &buckets);
+		nr = tw_index_dump(&wh->idx, &cursor, ents, room, &slots);
 		memset(out, 0, nr * sizeof(out[0]));
 		for (i = 0; i < nr; i++) {
-			out[i].id = nodes[i]->id;
-			out[i].timeout_ns = tw_node_deadline(nodes[i]);
-			out[i].data = tw_data(nodes[i]);
+			out[i].id = ents[i].id;
+			out[i].timeout_ns = tw_ent_deadline(&ents[i]);
+			out[i].data = tw_data(ents[i].node);
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
 		tw_mutex_unlock(wh);
-		if (!nr && cursor < TW_CURSOR_END && buckets) {
+		if (!nr && cursor < TW_CURSOR_END && slots) {
 			/* the next cell holds two ids and there is room for one */
 			if (!done)
 				err = -EINVAL;
@@ -998,10 +1016,10 @@ static void tw_show_fdinfo(struct seq_file *m, struct file *file)
 static int tw_open(struct inode *inode, struct file *file)
 {
 	struct twheel *wh;
-	struct tw_node **tab;
+	struct tw_ent *tab;
 
 	wh = kzalloc(sizeof(*wh), GFP_KERNEL_ACCOUNT);
-	tab = kvcalloc(1UL << TW_IDX_MIN_BITS, sizeof(*tab), GFP_KERNEL_ACCOUNT);
+	tab = kvcalloc(TW_IDX_MIN, sizeof(*tab), GFP_KERNEL_ACCOUNT);
 	if (!wh || !tab)
 		goto nomem;
 	wh->user = tw_user_get(current_uid());
@@ -1018,7 +1036,8 @@ static int tw_open(struct inode *inode, struct file *file)
 	wh->cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
 	wh->cfg.clockid = CLOCK_MONOTONIC;
 	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh));
-	tw_index_init(&wh->idx, tab, TW_IDX_MIN_BITS);
+	tw_index_init(&wh->idx, tab, TW_IDX_MIN);
+	wh->w.idx = &wh->idx;
 	file->private_data = wh;
 	atomic_inc(&tw_fds);
 	return stream_open(inode, file);

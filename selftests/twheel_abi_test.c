@@ -1337,7 +1337,7 @@ TEST(data_moves_to_larger_node)
 	ASSERT_EQ(0, get_stats(fd, &st));
 	plain = (st.mem_bytes - mem0) / 4;
 	ASSERT_EQ(mem0 + 4 * plain, st.mem_bytes);
-	ASSERT_LE(U(40), plain);
+	ASSERT_LE(U(32), plain);
 
 	/* id 1: ARMED, gets data with a later deadline (the lazy path) */
 	ASSERT_EQ(0, query(fd, 1, &q1));

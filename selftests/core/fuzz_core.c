@@ -18,20 +18,39 @@
  *     as it takes from its budget, and returns true iff work is still due;
  *   - nr_armed, nr_ready, late_max, the ready queue, the slot lists and the
  *     pending bits agree with the model; cur never goes back nor past now;
- *   - the index: nr, find() (of the ids an op touched, of every id after a
- *     resize step and every 8th op), bucket chains sorted and in the
- *     right (old or new) table, want_bits(), incremental resize and migrate,
- *     and tw_index_dump() with tiny rooms and budgets while the index is
- *     mutated and resized: nodes come out in ascending key order, each call
- *     lists exactly the nodes whose cells it passed over, and a finished
- *     dump has listed every node present throughout exactly once;
+ *   - the node's deadline word: the caller's flag (bit 63) is kept; while
+ *     armed it holds a deadline between the one the node was armed with
+ *     and the id's current one, and the node sits in a slot that matches
+ *     it; once expired it holds the expiry clock;
+ *   - the index: after every op both tables are valid ordered linear-probing
+ *     tables (every entry at or after its home with no empty slot between,
+ *     keys in circular order, the old table empty below mpos), hold every
+ *     present id exactly once with its deadline and TW_ENT_QUEUED as the
+ *     model has them; nr, nr_tab, nr_old, room(), want_size() (the
+ *     documented thresholds); find() (of the ids an op touched, of every id
+ *     after a resize step and every 8th op); incremental resize in both
+ *     directions with migrate steps of any size interleaved with the other
+ *     operations (each step moves exactly its entries or passes its empty
+ *     slots, the old table comes back once, when empty); and
+ *     tw_index_dump() with tiny rooms and budgets while the index is
+ *     mutated and resized: entries come out in ascending key order, as
+ *     copies of the current entries, each call lists exactly the ids whose
+ *     cells it passed over, and a finished dump has listed every id present
+ *     throughout exactly once;
  *   - tw_index_pop() tears everything down exactly once.
  *
- * The wheel and index are used as kmod/twheel_main.c does (tw_set: a later
- * deadline of an armed node is only recorded; a deadline already past is
- * queued with tw_wheel_expire()), plus the raw API the core documents
+ * The wheel and index are used as kmod/twheel_main.c does: the wheel has
+ * the index attached (w.idx); a touch finds the id's entry; a later
+ * deadline of an armed id is written to the entry only (the wheel picks it
+ * up when the node's slot comes due, and marks the entry TW_ENT_QUEUED
+ * when it expires); an earlier deadline, or a touch of an expired id,
+ * detaches the node (tw_wheel_del(), or tw_wheel_unqueue() and clearing
+ * TW_ENT_QUEUED) and places it again; a deadline already past is queued
+ * with tw_wheel_expire(); each batch asks tw_index_want_size() and
+ * migrates (ids + 1) * 16 entries.  Plus the raw API the core documents
  * (tw_wheel_add() of a deadline already due goes to the drain list; resize
- * in either direction whenever none is in progress).
+ * to any size that fits, in either direction, whenever none is in
+ * progress).
  *
  * A violation prints what went wrong and abort()s.  TWHEEL_FUZZ_TRACE=1 in
  * the environment prints every operation to stderr (for replaying a crash
@@ -46,8 +65,7 @@
 
 #define KMAX		0x7fffffffffffffffULL	/* KTIME_MAX, TWHEEL_DEADLINE_MAX */
 #define NODES		256
-#define RESIZE_MIN_BITS	2	/* forced resizes stay in [2, 11] */
-#define RESIZE_MAX_BITS	11
+#define RESIZE_MAX	4096	/* forced resizes: up to this many slots */
 #define ADVANCE_CALLS	200000	/* more calls than this: advance never ends */
 
 enum { ABSENT, ARMED, READY };
@@ -58,8 +76,9 @@ struct mnode {
 	/* the model */
 	int state;
 	u64 id;
-	u64 deadline;
-	u64 stamp;	/* READY: the expected n.expired */
+	u64 deadline;	/* the id's deadline: its index entry's */
+	u64 placed;	/* ARMED: the deadline the node was last armed with */
+	u64 stamp;	/* READY: the expected tw_node_expired() */
 	bool future;	/* ARMED with deadline > now: takes part in ordering */
 	bool stable;	/* dump: present, at or past the start, since it began */
 	unsigned int listed;	/* dump: times listed */
@@ -87,9 +106,8 @@ static int rq[NODES];		/* model of w.ready */
 static unsigned int rq_len;
 
 /* model of the index tables */
-static struct tw_node **mtab, **mold;
-static unsigned int mbits, mold_bits;
-static unsigned long mmigrated;
+static struct tw_ent *mtab, *mold;
+static unsigned long msize, mold_size;
 
 /* dump in progress */
 static bool dump_on;
@@ -272,6 +290,18 @@ static void check_hlist(const struct hlist_head *h, unsigned char *seen,
 
 	for (hn = h->first; hn; pprev = &hn->next, hn = hn->next) {
 		int i = node_idx(hlist_entry(hn, struct tw_node, slot), what);
+		u64 e = exp_tick(tw_node_deadline(&m[i].n));
+		unsigned int sh = l * TW_LVL_BITS;
+
+		/*
+		 * A slotted node's own deadline does not change until its slot
+		 * comes due: its expiry tick has the slot's digit, is after
+		 * cur, and agrees with cur above the slot's level.
+		 */
+		CHECK(l < 0 || ((e >> sh & TW_LVL_MASK) == (u64)s && e > w.cur &&
+			       e >> (sh + TW_LVL_BITS) == w.cur >> (sh + TW_LVL_BITS)),
+		      "node %d (tick %" PRIu64 ") in slot %d/%d with cur %" PRIu64,
+		      i, e, l, s, w.cur);
 
 		CHECK(hn->pprev == pprev, "%s %d/%d: node %d has a stale pprev",
 		      what, l, s, i);
@@ -319,15 +349,20 @@ static void check_wheel(void)
 		if (y->state == ABSENT)
 			continue;
 		CHECK(y->n.id == y->id, "node %d: id changed", i);
-		CHECK(y->n.deadline == (y->deadline | flag_of(i)),
-		      "node %d: deadline word changed", i);
+		CHECK((y->n.deadline & TW_NODE_FLAG) == flag_of(i),
+		      "node %d: the caller's flag changed", i);
 		if (y->state == ARMED) {
-			CHECK(y->n.expired == 0, "armed node %d has expired = %" PRIu64,
-			      i, y->n.expired);
-			min_e = umin(min_e, exp_tick(y->deadline));
+			u64 nd = tw_node_deadline(&y->n);
+
+			/* the wheel copies the entry's deadline when due */
+			CHECK(nd >= y->placed && nd <= y->deadline, "armed node %d "
+			      "slotted by %" PRIu64 ", armed with %" PRIu64 ", deadline %"
+			      PRIu64, i, nd, y->placed, y->deadline);
+			min_e = umin(min_e, exp_tick(nd));
 		} else {
-			CHECK(y->n.expired == y->stamp, "ready node %d: expired %" PRIu64
-			      ", expected %" PRIu64, i, y->n.expired, y->stamp);
+			CHECK(tw_node_expired(&y->n) == y->stamp, "ready node %d: "
+			      "expired %" PRIu64 ", expected %" PRIu64, i,
+			      tw_node_expired(&y->n), y->stamp);
 		}
 	}
 
@@ -349,75 +384,140 @@ static void check_wheel(void)
 	}
 }
 
-static struct tw_node **bucket_of(u64 key)
+/* tw_index_want_size() as documented: grow above 9/10, shrink below 1/4. */
+static unsigned long model_want(unsigned long extra)
 {
-	if (mold) {
-		unsigned long i = key >> (64 - mold_bits);
+	u64 want = (u64)nr_present + extra;
 
-		if (i >= mmigrated)
-			return &mold[i];
-	}
-	return &mtab[key >> (64 - mbits)];
+	if (mold)
+		return 0;
+	if (want * 10 > (u64)msize * 9)
+		want = want * 4 / 3 + 1;
+	else if (msize > TW_IDX_MIN && (u64)nr_present * 4 < msize)
+		want = (u64)nr_present * 4 / 3 + 1;
+	else
+		return 0;
+	want = umax(want, TW_IDX_MIN);
+	return want != msize ? want : 0;
 }
 
-static void check_chain(struct tw_node *const *head, unsigned char *seen,
-			unsigned long *count, const char *what, unsigned long b)
+static unsigned long home_of(u64 key, unsigned long size)
 {
-	const struct tw_node *n;
-	bool first = true;
-	u64 prev = 0;
+	return (unsigned long)(((unsigned __int128)key * size) >> 64);
+}
 
-	for (n = *head; n; n = n->hnext) {
-		int i = node_idx(n, "index chain");
-		u64 key = tw_key(n->id);
+/*
+ * One table: an ordered linear-probing table holding what the model says.
+ * Every entry sits at or after its home with no empty slot in between
+ * (each entry is at home, or its predecessor slot holds an entry at most
+ * one slot less far from home); in slot order, the entries at or after
+ * their home, then those that wrapped past the end (home > slot), have
+ * strictly increasing keys.  Slots below @empty_below are empty.  Returns
+ * the number of entries.
+ */
+static unsigned long check_table(const struct tw_ent *t, unsigned long size,
+				 unsigned long empty_below, unsigned char *seen,
+				 const char *what)
+{
+	unsigned long p, count = 0, prev_dist = 0;
+	u64 prev[2] = { 0, 0 }, max_flat = 0, min_wrapped = 0;
+	bool any[2] = { false, false }, prev_full = t[size - 1].node;
 
-		CHECK(m[i].state != ABSENT, "index %s bucket %lu holds removed node %d",
-		      what, b, i);
+	if (prev_full) {	/* the last slot, as slot 0's predecessor */
+		u64 key = tw_key(t[size - 1].id);
+
+		prev_dist = size - 1 - home_of(key, size);
+	}
+	for (p = 0; p < size; p++) {
+		const struct tw_ent *e = &t[p];
+		unsigned long h, dist;
+		u64 key, want;
+		bool wrapped;
+		int i;
+
+		if (!e->node) {
+			prev_full = false;
+			continue;
+		}
+		key = tw_key(e->id);
+		h = home_of(key, size);
+		wrapped = h > p;
+		dist = wrapped ? p + size - h : p - h;
+		i = node_idx(e->node, "index entry");
+		CHECK(p >= empty_below, "index %s slot %lu (below mpos %lu) holds "
+		      "node %d", what, p, empty_below, i);
+		CHECK(m[i].state != ABSENT, "index %s slot %lu holds removed node %d",
+		      what, p, i);
+		CHECK(e->id == m[i].id, "index %s slot %lu: id %#" PRIx64 " for node "
+		      "%d (id %#" PRIx64 ")", what, p, e->id, i, m[i].id);
 		CHECK(!seen[i], "node %d twice in the index", i);
 		seen[i] = 1;
-		++*count;
-		CHECK(bucket_of(key) == head, "node %d (key %#" PRIx64 ") in the wrong "
-		      "bucket (%s %lu)", i, key, what, b);
-		CHECK(first || key > prev, "index %s bucket %lu not sorted by key",
-		      what, b);
-		prev = key;
-		first = false;
+		want = m[i].deadline | (m[i].state == READY ? TW_ENT_QUEUED : 0);
+		CHECK(e->deadline == want, "index %s slot %lu: node %d (%s) deadline "
+		      "word %#" PRIx64 ", expected %#" PRIx64, what, p, i,
+		      state_name[m[i].state], e->deadline, want);
+		CHECK(!dist || (prev_full && prev_dist + 1 >= dist), "index %s: node "
+		      "%d at slot %lu, %lu from its home %lu, after %s", what, i, p,
+		      dist, h, prev_full ? "an entry nearer its home" : "an empty slot");
+		CHECK(!any[wrapped] || key > prev[wrapped], "index %s slot %lu: key %#"
+		      PRIx64 " after %#" PRIx64 " (out of order)", what, p, key,
+		      prev[wrapped]);
+		if (wrapped && !any[1])
+			min_wrapped = key;
+		if (!wrapped)
+			max_flat = key;
+		prev[wrapped] = key;
+		any[wrapped] = true;
+		prev_full = true;
+		prev_dist = dist;
+		count++;
 	}
+	CHECK(!any[0] || !any[1] || max_flat < min_wrapped, "index %s: wrapped key "
+	      "%#" PRIx64 " below key %#" PRIx64, what, min_wrapped, max_flat);
+	return count;
 }
 
 static void check_index(void)
 {
 	static unsigned char seen[NODES];
-	unsigned long count = 0, b;
-	unsigned int want = 0;
+	static const unsigned long extras[] = { 0, 1, 16, 64, 129 };
+	unsigned long count_tab, count_old = 0, k;
 	int i;
 
-	CHECK(x.tab == mtab && x.bits == mbits, "index table %p/2^%u, expected %p/2^%u",
-	      (void *)x.tab, x.bits, (void *)mtab, mbits);
+	CHECK(x.tab == mtab && x.size == msize, "index table %p/%lu, expected "
+	      "%p/%lu", (void *)x.tab, x.size, (void *)mtab, msize);
 	CHECK(x.old == mold, "index old table %p, expected %p", (void *)x.old,
 	      (void *)mold);
-	CHECK(!mold || (x.old_bits == mold_bits && x.migrated == mmigrated),
-	      "index resize state 2^%u migrated %lu, expected 2^%u %lu",
-	      x.old_bits, x.migrated, mold_bits, mmigrated);
+	CHECK(!mold || x.old_size == mold_size, "index old table of %lu slots, "
+	      "expected %lu", x.old_size, mold_size);
+	CHECK(mold || x.nr_old == 0, "nr_old %lu with no old table", x.nr_old);
 	CHECK(x.nr == nr_present, "index nr %lu, model %lu", x.nr, nr_present);
+	CHECK(x.nr == x.nr_tab + x.nr_old, "index nr %lu != %lu + %lu", x.nr,
+	      x.nr_tab, x.nr_old);
+	CHECK(!mold || x.mpos <= mold_size, "mpos %lu past %lu", x.mpos, mold_size);
 
 	memset(seen, 0, sizeof(seen));
-	for (b = 0; b < 1UL << mbits; b++)
-		check_chain(&mtab[b], seen, &count, "new", b);
+	count_tab = check_table(mtab, msize, 0, seen, "new");
 	if (mold)
-		for (b = mmigrated; b < 1UL << mold_bits; b++)
-			check_chain(&mold[b], seen, &count, "old", b);
-	CHECK(count == nr_present, "index chains hold %lu nodes, model %lu",
-	      count, nr_present);
+		count_old = check_table(mold, mold_size, x.mpos, seen, "old");
+	CHECK(count_tab == x.nr_tab && count_old == x.nr_old, "index tables hold "
+	      "%lu + %lu entries, nr_tab %lu nr_old %lu", count_tab, count_old,
+	      x.nr_tab, x.nr_old);
+	CHECK(count_tab + count_old == nr_present, "index holds %lu ids, model %lu",
+	      count_tab + count_old, nr_present);
+	CHECK(tw_index_room(&x) ==
+	      (count_tab + count_old < msize - msize / 16),
+	      "room() %d with %lu + %lu ids for %lu slots", tw_index_room(&x),
+	      count_tab, count_old, msize);
 	find_all |= op_no % 8 == 0;
 
 	/*
 	 * find() of every id after index surgery and every 8th op; else of
-	 * the ids the op touched and a few others (the chain walk above
-	 * already places every node).
+	 * the ids the op touched and a few others (the table walk above
+	 * already places every entry).
 	 */
 	for (i = 0; i < NODES; i++) {
-		struct tw_node *f;
+		struct tw_ent *f;
 		int j;
 
 		if (!find_all && !m[i].touched && (i * 37 + op_no) % 64)
@@ -426,28 +526,28 @@ static void check_index(void)
 		f = tw_index_find(&x, m[i].id);
 
 		if (m[i].state != ABSENT) {
-			CHECK(f == &m[i].n, "find(%#" PRIx64 ") of node %d gives %p",
-			      m[i].id, i, (void *)f);
+			CHECK(f && f->node == &m[i].n && f->id == m[i].id,
+			      "find(%#" PRIx64 ") of node %d gives %p", m[i].id, i,
+			      (void *)f);
+			CHECK((f >= mtab && f < mtab + msize) ||
+			      (mold && f >= mold + x.mpos && f < mold + mold_size),
+			      "find(%#" PRIx64 ") gives %p, in neither table",
+			      m[i].id, (void *)f);
 		} else if (f) {
 			/* a removed id: found only if another node now holds it */
-			j = node_idx(f, "find");
+			j = node_idx(f->node, "find");
 			CHECK(m[j].state != ABSENT && m[j].id == m[i].id,
 			      "find(%#" PRIx64 ") of removed node %d gives node %d",
 			      m[i].id, i, j);
 		}
 	}
 
-	if (!mold) {
-		unsigned long size = 1UL << mbits;
-
-		if (nr_present > size && mbits < TW_IDX_MAX_BITS)
-			want = mbits + 1;
-		else if (nr_present < size / 8 && mbits > TW_IDX_MIN_BITS)
-			want = mbits - 1;
-	}
-	CHECK(tw_index_want_bits(&x) == want, "want_bits %u, expected %u (nr %lu, 2^%u%s)",
-	      tw_index_want_bits(&x), want, nr_present, mbits,
-	      mold ? ", resizing" : "");
+	for (k = 0; k < sizeof(extras) / sizeof(extras[0]); k++)
+		CHECK(tw_index_want_size(&x, extras[k]) == model_want(extras[k]),
+		      "want_size(%lu) %lu, expected %lu (nr %lu, size %lu%s)",
+		      extras[k], tw_index_want_size(&x, extras[k]),
+		      model_want(extras[k]), nr_present, msize,
+		      mold ? ", resizing" : "");
 }
 
 static void check_all(void)
@@ -495,8 +595,19 @@ static bool advance_once(unsigned int budget)
 		      " > now by %" PRIu64, i, y->deadline, y->deadline - now);
 		CHECK(e <= nt, "node %d expired before its tick: tick %" PRIu64
 		      " > now's %" PRIu64, i, e, nt);
-		CHECK(y->n.expired == umax(now, 1), "node %d: expired stamp %" PRIu64
-		      ", expected %" PRIu64, i, y->n.expired, umax(now, 1));
+		CHECK(tw_node_expired(&y->n) == umax(now, 1), "node %d: expired "
+		      "stamp %" PRIu64 ", expected %" PRIu64, i,
+		      tw_node_expired(&y->n), umax(now, 1));
+		CHECK((y->n.expired & TW_NODE_FLAG) == flag_of(i),
+		      "node %d: expiry lost the caller's flag", i);
+		{
+			struct tw_ent *f = tw_index_find(&x, y->id);
+
+			CHECK(f && f->node == &y->n && tw_ent_queued(f) &&
+			      tw_ent_deadline(f) == y->deadline, "expired node %d: "
+			      "entry %p deadline word %#" PRIx64, i, (void *)f,
+			      f ? f->deadline : 0);
+		}
 		if (y->future) {
 			CHECK(!last_e_set || e >= last_e, "out of order: node %d tick %"
 			      PRIu64 " after tick %" PRIu64, i, e, last_e);
@@ -550,7 +661,22 @@ static void advance_full(uint8_t b)
 	tr("  full advance in %lu calls", calls);
 }
 
-static void detach(int i)
+/* The entry of present node @i, as the module finds it: by id. */
+static struct tw_ent *find_ent(int i, const char *where)
+{
+	struct tw_ent *e = tw_index_find(&x, m[i].id);
+
+	CHECK(e && e->node == &m[i].n && e->id == m[i].id,
+	      "%s: find(%#" PRIx64 ") of node %d gives %p", where, m[i].id, i,
+	      (void *)e);
+	CHECK(tw_ent_queued(e) == (m[i].state == READY), "%s: node %d is %s but "
+	      "its entry's deadline word is %#" PRIx64, where, i,
+	      state_name[m[i].state], e->deadline);
+	return e;
+}
+
+/* Take node @i off the wheel or the ready queue. */
+static void detach(int i, struct tw_ent *e)
 {
 	struct mnode *y = &m[i];
 
@@ -559,20 +685,25 @@ static void detach(int i)
 		nr_armed--;
 	} else if (y->state == READY) {
 		tw_wheel_unqueue(&w, &y->n);
-		CHECK(y->n.expired == 0, "unqueue left expired set");
+		e->deadline &= ~TW_ENT_QUEUED;
 		rq_remove(i);
 	}
+	CHECK((y->n.deadline & TW_NODE_FLAG) == flag_of(i),
+	      "detach: node %d lost the caller's flag", i);
 }
 
 /* Arm through the wheel (even when already due), or queue directly. */
-static void place(int i, u64 d, bool raw)
+static void place(int i, struct tw_ent *e, u64 d, bool raw)
 {
 	struct mnode *y = &m[i];
 
 	tw_node_set_deadline(&y->n, d);
+	e->deadline = d;
 	y->deadline = d;
+	y->placed = d;
 	if (!raw && d <= now) {
 		tw_wheel_expire(&w, &y->n, now);
+		e->deadline |= TW_ENT_QUEUED;
 		y->state = READY;
 		y->stamp = umax(now, 1);
 		rq[rq_len++] = i;
@@ -608,7 +739,7 @@ static u64 gen_id(int i)
 		id = bytes(8);
 		break;
 	case 3:	/* the other key of another node's cell */
-	case 4:	/* a key near another node's, often in its bucket */
+	case 4:	/* a key near another node's, often next to it in a table */
 		j = u8() % NODES;
 		if (m[j].state == ABSENT) {
 			id = bytes(2);
@@ -629,7 +760,7 @@ static u64 gen_id(int i)
 		id = id_of_key(keys[u8() % (sizeof(keys) / sizeof(keys[0]))]);
 		break;
 	}
-	case 6:	/* bucket prefix and low bits chosen */
+	case 6:	/* home slot region and low bits chosen */
 		a = u8();
 		id = id_of_key(a << 56 | bytes(1));
 		break;
@@ -643,68 +774,124 @@ static u64 gen_id(int i)
 	return id;
 }
 
-static void create(int i)
+static void start_resize(unsigned long size)
 {
-	struct mnode *y = &m[i];
-
-	y->id = gen_id(i);
-	memset(&y->n, 0x5a, sizeof(y->n));	/* the core must set what it uses */
-	y->n.id = y->id;
-	/* odd nodes carry the caller's flag, which the core must keep */
-	y->n.deadline = flag_of(i);
-	tw_index_insert(&x, &y->n);
-	nr_present++;
-	y->touched = true;
-	y->stable = false;
-	y->listed = 0;
-}
-
-static void destroy(int i)
-{
-	detach(i);
-	tw_index_remove(&x, &m[i].n);
-	CHECK(m[i].n.hnext == NULL, "index remove left hnext set");
-	m[i].state = ABSENT;
-	m[i].touched = true;
-	nr_present--;
-	dump_forget(i);
-}
-
-static void start_resize(unsigned int bits)
-{
-	struct tw_node **tab = calloc(1UL << bits, sizeof(*tab));
+	struct tw_ent *tab = calloc(size, sizeof(*tab));
 
 	CHECK(tab, "out of memory");
-	tr("  resize 2^%u -> 2^%u", mbits, bits);
-	tw_index_start_resize(&x, tab, bits);
+	tr("  resize %lu -> %lu slots", msize, size);
+	tw_index_start_resize(&x, tab, size);
 	find_all = true;
 	mold = mtab;
-	mold_bits = mbits;
-	mmigrated = 0;
+	mold_size = msize;
 	mtab = tab;
-	mbits = bits;
+	msize = size;
+	CHECK(x.nr_tab == 0 && x.nr_old == nr_present && x.mpos == 0,
+	      "start_resize: nr_tab %lu nr_old %lu mpos %lu", x.nr_tab, x.nr_old,
+	      x.mpos);
 }
 
-static void migrate(unsigned long buckets)
+static void migrate(unsigned long entries)
 {
-	struct tw_node **ret = tw_index_migrate(&x, buckets);
+	unsigned long nr_old = x.nr_old, mpos = x.mpos, moved;
+	struct tw_ent *ret = tw_index_migrate(&x, entries);
 
 	find_all = true;
 	if (!mold) {
 		CHECK(!ret, "migrate returned a table while not resizing");
 		return;
 	}
-	mmigrated += umin(buckets, (1UL << mold_bits) - mmigrated);
-	if (mmigrated == 1UL << mold_bits) {
-		CHECK(ret == mold, "migrate finished but returned %p, not %p",
-		      (void *)ret, (void *)mold);
+	CHECK(x.nr_old <= nr_old, "migrate added to the old table");
+	moved = nr_old - x.nr_old;
+	CHECK(moved <= entries, "migrate moved %lu of %lu entries", moved, entries);
+	CHECK(x.nr == nr_present && x.nr_tab == nr_present - x.nr_old,
+	      "migrate: nr %lu nr_tab %lu nr_old %lu, %lu present", x.nr,
+	      x.nr_tab, x.nr_old, nr_present);
+	tr("  migrate %lu: moved %lu, mpos %lu -> %lu", entries, moved, mpos,
+	   x.mpos);
+	if (ret) {
+		CHECK(ret == mold && !x.old && !x.nr_old, "migrate returned %p "
+		      "(old %p, nr_old %lu), not %p", (void *)ret, (void *)x.old,
+		      x.nr_old, (void *)mold);
 		free(ret);
 		mold = NULL;
+		mold_size = 0;
 		tr("  resize done");
-	} else {
-		CHECK(!ret, "migrate returned a table with %lu buckets to go",
-		      (1UL << mold_bits) - mmigrated);
+		return;
 	}
+	CHECK(x.old == mold, "migrate dropped the old table without returning it");
+	CHECK(x.mpos >= mpos, "migrate moved mpos back %lu -> %lu", mpos, x.mpos);
+	/* it stops only when out of entries or out of empty slots to pass */
+	CHECK(moved == entries || x.mpos - mpos == entries * 16,
+	      "migrate of %lu stopped after %lu entries and %lu empty slots with "
+	      "%lu entries left", entries, moved, x.mpos - mpos, x.nr_old);
+}
+
+/*
+ * Room for one more id: the table new ids go to has room (room()), and
+ * would still have it with every entry of the old table migrated into it;
+ * else a later migrate would find the new table full.  Finish the resize,
+ * or start one, until there is.
+ */
+static bool room_for_one(void)
+{
+	return tw_index_room(&x) && x.nr < x.size - x.size / 16;
+}
+
+static void make_room(void)
+{
+	while (!room_for_one()) {
+		unsigned long size;
+
+		tr("  no room: nr %lu (tab %lu) in %lu slots%s", x.nr, x.nr_tab,
+		   x.size, mold ? ", resizing" : "");
+		if (mold) {
+			migrate(~0UL);
+			continue;
+		}
+		size = tw_index_want_size(&x, 1);
+		CHECK(size > x.size, "no room for an id in %lu slots, but "
+		      "want_size(1) is %lu", x.size, size);
+		start_resize(size);
+	}
+}
+
+/* A new id for node @i, with deadline @d: the entry, to be placed. */
+static struct tw_ent *create(int i, u64 d)
+{
+	struct mnode *y = &m[i];
+	struct tw_ent *e;
+
+	make_room();
+	y->id = gen_id(i);
+	memset(&y->n, 0x5a, sizeof(y->n));	/* the core must set what it uses */
+	y->n.id = y->id;
+	/* odd nodes carry the caller's flag, which the core must keep */
+	y->n.deadline = flag_of(i);
+	e = tw_index_insert(&x, &y->n, d);
+	CHECK(e && e->node == &y->n && e->id == y->id && e->deadline == d,
+	      "insert of node %d: entry %p", i, (void *)e);
+	CHECK(tw_index_find(&x, y->id) == e, "find of a new id is not its entry");
+	CHECK(e >= mtab && e < mtab + msize, "new id not in the new table");
+	nr_present++;
+	y->touched = true;
+	y->stable = false;
+	y->listed = 0;
+	return e;
+}
+
+static void destroy(int i)
+{
+	struct tw_ent *e = find_ent(i, "destroy");
+
+	detach(i, e);
+	tw_index_remove(&x, e);
+	CHECK(!tw_index_find(&x, m[i].id), "removed id %#" PRIx64 " still found",
+	      m[i].id);
+	m[i].state = ABSENT;
+	m[i].touched = true;
+	nr_present--;
+	dump_forget(i);
 }
 
 static unsigned long migrate_count(void)
@@ -757,7 +944,7 @@ static void dump_step(void)
 	unsigned long budget = bb >= 250 ? ~0UL : 1 + bb % 64, b0 = budget;
 	static unsigned char now_listed[NODES];
 	u64 c0, c1;
-	struct tw_node **out;
+	struct tw_ent *out;
 	unsigned long nr, j;
 	int i;
 
@@ -768,21 +955,32 @@ static void dump_step(void)
 	CHECK(out, "out of memory");
 	nr = tw_index_dump(&x, &dump_cursor, out, room, &budget);
 	c1 = dump_cursor;
-	tr("  dump room %lu budget %lu: %lu nodes, cursor %#" PRIx64 " -> %#" PRIx64,
-	   room, b0, nr, c0, c1);
+	tr("  dump room %lu budget %lu: %lu ids, cursor %#" PRIx64 " -> %#" PRIx64
+	   " budget %lu", room, b0, nr, c0, c1, budget);
 	CHECK(nr <= room, "dump stored %lu into room %lu", nr, room);
 	CHECK(budget <= b0, "dump raised the budget");
 	CHECK(c1 >= c0 && c1 <= TW_CURSOR_END, "dump cursor went %#" PRIx64
 	      " -> %#" PRIx64, c0, c1);
+	/*
+	 * Every call with room for a cell makes progress, even one that runs
+	 * out of budget (it goes on until it can move the cursor), and an
+	 * unlimited budget never runs out.
+	 */
 	CHECK(c0 == TW_CURSOR_END || room < 2 || c1 > c0,
-	      "dump made no progress at %#" PRIx64 " with room %lu", c0, room);
+	      "dump made no progress at %#" PRIx64 " with room %lu, budget %lu "
+	      "left", c0, room, budget);
+	CHECK(b0 != ~0UL || budget, "dump ran out of an unlimited budget");
 	memset(now_listed, 0, sizeof(now_listed));
 	for (j = 0; j < nr; j++) {
 		u64 key;
 
-		i = node_idx(out[j], "dump");
+		i = node_idx(out[j].node, "dump");
 		key = tw_key(m[i].id);
 		CHECK(m[i].state != ABSENT, "dump listed removed node %d", i);
+		CHECK(out[j].id == m[i].id && out[j].deadline == (m[i].deadline |
+		      (m[i].state == READY ? TW_ENT_QUEUED : 0)), "dump entry of "
+		      "node %d: id %#" PRIx64 " deadline word %#" PRIx64, i,
+		      out[j].id, out[j].deadline);
 		CHECK(!dump_any || key > dump_last_key, "dump out of key order: "
 		      "node %d key %#" PRIx64 " after %#" PRIx64, i, key, dump_last_key);
 		CHECK(key >> 1 >= c0 && key >> 1 < c1, "dump listed node %d (cell %#"
@@ -960,18 +1158,25 @@ static void op_set(int i, u64 d, bool raw)
 {
 	struct mnode *y = &m[i];
 
+	struct tw_ent *e;
+
 	tr("%s node %d deadline %" PRIu64 " (tick %" PRIu64 ", %s)",
 	   raw ? "add_raw" : "set", i, d, exp_tick(d), state_name[y->state]);
-	if (!raw && y->state == ARMED && d >= y->deadline && d > now) {
-		tw_node_set_deadline(&y->n, d);
-		y->deadline = d;
-		return;
+	if (y->state == ABSENT) {
+		e = create(i, d);
+	} else {
+		e = find_ent(i, "set");
+		/* armed, and later: the entry alone; the node stays put */
+		if (!raw && !tw_ent_queued(e) && d >= tw_ent_deadline(e) &&
+		    d > now) {
+			e->deadline = d;
+			y->deadline = d;
+			tr("  lazy");
+			return;
+		}
+		detach(i, e);
 	}
-	if (y->state == ABSENT)
-		create(i);
-	else
-		detach(i);
-	place(i, d, raw);
+	place(i, e, d, raw);
 }
 
 static void op_read(unsigned int nr)
@@ -981,8 +1186,11 @@ static void op_read(unsigned int nr)
 		int i = node_idx(n, "read");
 
 		CHECK(rq_len && rq[0] == i, "read: head of ready queue is node %d", i);
-		CHECK(m[i].deadline <= n->expired, "read: node %d expired at %" PRIu64
-		      " before its deadline %" PRIu64, i, n->expired, m[i].deadline);
+		CHECK(m[i].state == READY, "read: node %d is %s", i,
+		      state_name[m[i].state]);
+		CHECK(tw_ent_deadline(find_ent(i, "read")) <= tw_node_expired(n),
+		      "read: node %d expired at %" PRIu64 " before its deadline %"
+		      PRIu64, i, tw_node_expired(n), m[i].deadline);
 		tr("  read node %d", i);
 		destroy(i);
 	}
@@ -991,14 +1199,14 @@ static void op_read(unsigned int nr)
 static void op_find(void)
 {
 	u64 id = u8() & 1 ? bytes(8) : id_of_key(bytes(8));
-	struct tw_node *f = tw_index_find(&x, id);
+	struct tw_ent *f = tw_index_find(&x, id);
 	int i;
 
 	for (i = 0; i < NODES; i++)
 		if (m[i].state != ABSENT && m[i].id == id)
 			break;
-	CHECK(f == (i < NODES ? &m[i].n : NULL), "find(%#" PRIx64 ") gives %p",
-	      id, (void *)f);
+	CHECK(i < NODES ? f && f->node == &m[i].n && f->id == id : !f,
+	      "find(%#" PRIx64 ") gives %p", id, (void *)f);
 }
 
 static void run_op(void)
@@ -1044,20 +1252,26 @@ static void run_op(void)
 		tr("time");
 		time_step();
 		break;
-	case OP_MAINTAIN:	/* what kmod's tw_maintain() does */
-		k = tw_index_want_bits(&x);
-		tr("maintain (want %u)", k);
-		if (k)
-			start_resize(k);
+	case OP_MAINTAIN: {	/* a batch of up to @extra new ids */
+		unsigned long extra = u8(), size = tw_index_want_size(&x, extra);
+
+		tr("maintain %lu (want %lu)", extra, size);
+		if (size)
+			start_resize(size);
 		migrate(migrate_count());
 		break;
-	case OP_RESIZE:
+	}
+	case OP_RESIZE: {	/* to any size that holds the ids, with room */
+		unsigned long lo = umax(TW_IDX_MIN, nr_present + nr_present / 8 + 2);
+		unsigned long size;
+
 		b = u8();
-		k = b & 1 ? mbits + 1 : mbits - 1;
-		tr("resize to 2^%u%s", k, mold ? " (busy)" : "");
-		if (!mold && k >= RESIZE_MIN_BITS && k <= RESIZE_MAX_BITS)
-			start_resize(k);
+		size = b & 1 ? lo + bytes(2) % (RESIZE_MAX - lo + 1) : lo + u8() % 16;
+		tr("resize to %lu%s", size, mold ? " (busy)" : "");
+		if (!mold)
+			start_resize(size);
 		break;
+	}
 	case OP_MIGRATE:
 		tr("migrate");
 		migrate(migrate_count());
@@ -1082,11 +1296,11 @@ static void run_op(void)
 		i = u8() % NODES;
 		tr("%s %u from node %d stride %u", op_names[op], nr, i, stride);
 		/* like a write() or CANCEL in kmod: tw_lock() maintains, catches up */
-		k = tw_index_want_bits(&x);
+		k = tw_index_want_size(&x, nr);
 		if (k)
 			start_resize(k);
 		if (mold)
-			migrate((nr + 1) * 4);
+			migrate((nr + 1) * 16);
 		tw_wheel_catch_up(&w, now);
 		check_wheel();
 		prng = seed;
@@ -1148,8 +1362,10 @@ static void setup(void)
 	}
 	now = t0;
 	memset(&w, 0, sizeof(w));
+	w.idx = &x;	/* init must clear it */
 	tw_wheel_init(&w, tick, now);
 	CHECK(w.cur == now / tick, "init: cur %" PRIu64, w.cur);
+	CHECK(!w.idx, "init: idx %p", (void *)w.idx);
 	prev_cur = w.cur;
 	last_e = 0;
 	last_e_set = false;
@@ -1160,12 +1376,14 @@ static void setup(void)
 		m[i].state = ABSENT;
 		m[i].id = ~0ULL - i;
 	}
-	mbits = TW_IDX_MIN_BITS;
-	mtab = calloc(1UL << mbits, sizeof(*mtab));
+	msize = TW_IDX_MIN;
+	mtab = calloc(msize, sizeof(*mtab));
 	CHECK(mtab, "out of memory");
 	mold = NULL;
-	mmigrated = 0;
-	tw_index_init(&x, mtab, mbits);
+	mold_size = 0;
+	memset(&x, 0x5a, sizeof(x));
+	tw_index_init(&x, mtab, msize);
+	w.idx = &x;	/* as the module: the wheel reads the entries' deadlines */
 	dump_on = false;
 	tr("setup tick %" PRIu64 " now %" PRIu64, tick, now);
 }
@@ -1188,11 +1406,11 @@ static const uint8_t script_nodes[] = {
 	OPB_BULK_SET, 0x12, 0x34, 37, 119, 0,	/* seed, stride 75, 120, from 0 */
 };
 static const uint8_t script_shrink[] = {
-	OPB_RESIZE, 0,				/* 2^6 -> 2^5 */
-	OPB_MIGRATE, 1,				/* one old bucket moved */
+	OPB_RESIZE, 0, 3,			/* 161 -> 140 slots */
+	OPB_MIGRATE, 1,				/* one entry moved */
 };
 static const uint8_t script_grow[] = {
-	OPB_MAINTAIN, 3,			/* 2^6 -> 2^7, three moved */
+	OPB_MAINTAIN, 100, 3,			/* 161 -> 294, three moved */
 };
 static const uint8_t script_drain[] = {
 	OPB_TIME, 4, 3, 5, 0,			/* six level-3 slots later */

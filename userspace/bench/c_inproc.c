@@ -3,9 +3,11 @@
  * Contender "inproc": the module's wheel and index (kmod/twheel_core.c,
  * built with the user-space shims of selftests/core) driven in this process
  * the way twheel_main.c drives them: chunks of 64 touches with one clock
- * read each, index lookup/insert, lazy deadline update, incremental index
- * resizing, advance() in batches of 1024 nodes and a drain of the ready
- * queue that frees each node.  Nodes come from malloc().  No lock, no
+ * read each, index lookup/insert, lazy deadline update (a later deadline of
+ * an armed id is written to its index entry only; the wheel, which has the
+ * index attached, picks it up when the node's slot comes due), incremental
+ * index resizing, advance() in batches of 1024 nodes and a drain of the
+ * ready queue that frees each node.  Nodes come from malloc().  No lock, no
  * system call: the floor that the module's write()/read() are measured
  * against.
  *
@@ -19,7 +21,7 @@
 #define IP_CHUNK	64	/* touches per clock read, as TW_CHUNK */
 #define IP_ARM_CHUNK	16	/* as TW_ARM_CHUNK */
 #define IP_EXPIRE_BATCH	1024	/* as TW_EXPIRE_BATCH */
-#define IP_MIGRATE	4	/* as TW_MIGRATE */
+#define IP_MIGRATE	16	/* index entries migrated per id of a batch */
 
 struct ip {
 	struct contender c;
@@ -38,8 +40,7 @@ void inproc_info(struct contender *c, struct inproc_info *i)
 	struct ip *p = ip_of(c);
 
 	i->nodes = p->x.nr;
-	i->index_bytes = (sizeof(void *) << p->x.bits) +
-		(p->x.old ? sizeof(void *) << p->x.old_bits : 0);
+	i->index_bytes = sizeof(struct tw_ent) * (p->x.size + p->x.old_size);
 	i->node_size = sizeof(struct tw_node);
 	i->reslots = p->w.reslots;
 	i->hold_max_ns = p->hold_max;
@@ -50,51 +51,92 @@ static int ip_open(struct contender **cp, const struct copts *o)
 	struct ip *p = xcalloc(1, sizeof(*p));
 
 	tw_wheel_init(&p->w, o->tick_ns, now_ns());
-	tw_index_init(&p->x, xcalloc(1UL << TW_IDX_MIN_BITS, sizeof(void *)),
-		      TW_IDX_MIN_BITS);
+	tw_index_init(&p->x, xcalloc(TW_IDX_MIN, sizeof(struct tw_ent)),
+		      TW_IDX_MIN);
+	p->w.idx = &p->x;
 	*cp = &p->c;
 	return 0;
 }
 
-/* Resize the index incrementally, as tw_maintain() does. */
+/*
+ * Resize the index incrementally, as the module does once per batch of
+ * @ids ids that may be added: a new table when tw_index_want_size() asks
+ * for one, then (ids + 1) * 16 entries migrated; the old table is freed
+ * when the last entry has left it.
+ */
 static void ip_maintain(struct ip *p, unsigned long ids)
 {
-	unsigned int bits = tw_index_want_bits(&p->x);
+	unsigned long size = tw_index_want_size(&p->x, ids);
 
-	if (bits)
-		tw_index_start_resize(&p->x, xcalloc(1UL << bits, sizeof(void *)),
-				      bits);
+	if (size)
+		tw_index_start_resize(&p->x, xcalloc(size, sizeof(struct tw_ent)),
+				      size);
 	if (p->x.old)
 		free(tw_index_migrate(&p->x, (ids + 1) * IP_MIGRATE));
+}
+
+/*
+ * Whether a new id fits: the table new ids go to has room, and would still
+ * have it with every entry of the old table migrated into it (else a later
+ * tw_index_migrate() would find the table full).  The batches' own
+ * maintenance keeps this true; ip_make_room() is the fallback.
+ */
+static bool ip_room(const struct ip *p)
+{
+	return tw_index_room(&p->x) &&
+	       p->x.nr < p->x.size - p->x.size / 16;
+}
+
+static void ip_make_room(struct ip *p)
+{
+	while (!ip_room(p)) {
+		if (p->x.old)
+			free(tw_index_migrate(&p->x, ~0UL));
+		else
+			ip_maintain(p, 1);
+	}
 }
 
 /* Set @id's deadline, creating it if absent: the module's tw_set(). */
 static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 {
-	struct tw_node *n = tw_index_find(&p->x, id);
+	struct tw_ent *e = tw_index_find(&p->x, id);
+	struct tw_node *n;
 
-	if (n && !n->expired && deadline >= n->deadline && deadline > now) {
-		n->deadline = deadline;		/* lazy: re-slotted when due */
+	/*
+	 * The fast path: an armed id (its entry not TW_ENT_QUEUED) moved
+	 * later writes the entry's deadline, nothing else; the wheel reads
+	 * it when the node's slot comes due.
+	 */
+	if (e && !tw_ent_queued(e) && deadline >= tw_ent_deadline(e) &&
+	    deadline > now) {
+		e->deadline = deadline;
 		return 0;
 	}
-	if (n) {
-		if (n->expired)
+	if (e) {
+		n = e->node;
+		if (tw_ent_queued(e))
 			tw_wheel_unqueue(&p->w, n);
 		else
 			tw_wheel_del(&p->w, n);
 	} else {
+		if (!ip_room(p))
+			ip_make_room(p);
 		n = malloc(sizeof(*n));
 		if (!n)
 			return -12;	/* ENOMEM */
 		n->id = id;
-		n->expired = 0;
-		tw_index_insert(&p->x, n);
+		n->deadline = 0;
+		e = tw_index_insert(&p->x, n, deadline);
 	}
-	n->deadline = deadline;
-	if (deadline <= now)
+	tw_node_set_deadline(n, deadline);
+	e->deadline = deadline;
+	if (deadline <= now) {
 		tw_wheel_expire(&p->w, n, now);
-	else
+		e->deadline |= TW_ENT_QUEUED;
+	} else {
 		tw_wheel_add(&p->w, n);
+	}
 	return 0;
 }
 
@@ -111,9 +153,12 @@ static int ip_arm_abs(struct contender *c, const uint64_t *ids,
 		ip_maintain(p, k);
 		now = now_ns();
 		tw_wheel_catch_up(&p->w, now);
-		for (j = 0; j < k; j++, i++)
-			if (ip_set(p, ids[i], deadlines[i], now))
-				return -12;
+		for (j = 0; j < k; j++, i++) {
+			int err = ip_set(p, ids[i], deadlines[i], now);
+
+			if (err)
+				return err;
+		}
 	}
 	c->n_ids = p->x.nr;
 	return 0;
@@ -134,9 +179,12 @@ static int ip_touch(struct contender *c, const uint64_t *ids, size_t n,
 		now = now_ns();
 		tw_wheel_catch_up(&p->w, now);
 		deadline = now + c->o.timeout_ns;
-		for (j = 0; j < k; j++, i++)
-			if (ip_set(p, ids[i], deadline, now))
-				return -12;
+		for (j = 0; j < k; j++, i++) {
+			int err = ip_set(p, ids[i], deadline, now);
+
+			if (err)
+				return err;
+		}
 	}
 	c->n_ids = p->x.nr;
 	return 0;
@@ -150,16 +198,17 @@ static void ip_drain(struct ip *p, struct sink *s, uint64_t seen)
 	while (p->w.nr_ready) {
 		struct tw_node *n = list_first_entry(&p->w.ready, struct tw_node,
 						     ready);
+		struct tw_ent *ent = tw_index_find(&p->x, n->id);
 		struct bench_event e = {
 			.id = n->id,
-			.deadline = n->deadline,
-			.queued = n->expired,
+			.deadline = tw_ent_deadline(ent),
+			.queued = tw_node_expired(n),
 			.seen = seen,
 		};
 
 		s->fn(s, &e);
 		tw_wheel_unqueue(&p->w, n);
-		tw_index_remove(&p->x, n);
+		tw_index_remove(&p->x, ent);
 		free(n);
 		if (++freed % 16 == 0)
 			ip_maintain(p, 16);
