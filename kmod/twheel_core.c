@@ -434,8 +434,9 @@ void tw_index_remove(struct tw_index *x, struct tw_ent *e)
  * @x: the index
  * @extra: ids that may be added before the next call
  *
- * Grows when the table would be more than 9/10 full, shrinks when it is
- * less than 1/4 full; either way to a table 3/4 full.
+ * Grows when the ids, @extra included, would fill more than 9/10 of the
+ * table, shrinks when they would fill less than 1/4 of it; either way to a
+ * table they fill 3/4 of.
  *
  * Return: the size to resize to, or 0 for none (or while a resize is still
  * migrating).
@@ -446,12 +447,10 @@ unsigned long tw_index_want_size(const struct tw_index *x, unsigned long extra)
 
 	if (x->old)
 		return 0;
-	if (want * 10 > (u64)x->size * 9)
-		want = want * 4 / 3 + 1;
-	else if (x->size > TW_IDX_MIN && (u64)x->nr * 4 < x->size)
-		want = (u64)x->nr * 4 / 3 + 1;
-	else
+	if (want * 10 <= (u64)x->size * 9 &&
+	    (x->size <= TW_IDX_MIN || want * 4 >= x->size))
 		return 0;
+	want = want * 4 / 3 + 1;
 	want = clamp_t(u64, want, TW_IDX_MIN, U32_MAX);
 	return want != x->size ? want : 0;
 }
@@ -570,9 +569,9 @@ static void tw_walk_seek(struct tw_walk *wk)
 				}
 				wk->low = max(wk->low, k + 1);
 			}
-		} else if (wk->wrapped || wk->p + 1 == wk->size) {
-			break;			/* nothing left in the lap */
 		} else {
+			if (wk->wrapped || wk->p + 1 == wk->size)
+				break;		/* nothing left in the lap */
 			wk->low = max(wk->low, tw_home_key(wk->p + 1, wk->size));
 		}
 		wk->left--;
@@ -628,8 +627,10 @@ static void tw_walk_skip(struct tw_walk *wk, u64 from)
  * @cursor: in/out: the next cell (key >> 1) to visit; TW_CURSOR_END at the end
  * @out: room for @room entries (copies)
  * @room: at least 1
- * @budget: in/out: slots each of the two tables may have visited (a table
- *	that runs out stops the call); set to 0 when one ran out
+ * @budget: in/out: slots each of the two tables may visit; set to 0 when
+ *	one ran out.  A call that runs out before it can move the cursor
+ *	(in a run of displaced entries with keys below it) goes on until it
+ *	can, so every call with room for a cell makes progress.
  *
  * Cells, not keys, make the cursor: 2^63 cells and one end value fit in 64
  * bits.  During a resize both tables are walked and merged.  The two keys
@@ -718,6 +719,7 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 	*cursor = c;
 	return nr;
 }
+
 /**
  * tw_index_pop() - remove any entry, for tearing the index down
  * @x: the index

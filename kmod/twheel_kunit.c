@@ -14,7 +14,9 @@
 #include <linux/bitops.h>
 #include <linux/limits.h>
 #include <linux/list.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/string.h>
 #include <linux/twheel.h>
 
 #include "twheel_core.h"
@@ -162,42 +164,104 @@ static unsigned long twt_ready_len(const struct tw_wheel *w)
 }
 
 /*
+ * Whether @n is on the ready queue, that is, expired: since the deadline
+ * word became the expiry clock, the node itself does not say.
+ */
+static bool twt_queued(const struct tw_wheel *w, const struct tw_node *n)
+{
+	const struct tw_node *p;
+
+	list_for_each_entry(p, &w->ready, ready)
+		if (p == n)
+			return true;
+	return false;
+}
+
+/* @n is armed: in one slot or in the drain list, not on the ready queue. */
+static void twt_expect_armed(struct kunit *test, const struct tw_wheel *w,
+			     const struct tw_node *n)
+{
+	unsigned int l, s;
+
+	KUNIT_EXPECT_FALSE_MSG(test, twt_queued(w, n), "id %llu expired",
+			       n->id);
+	KUNIT_EXPECT_TRUE_MSG(test, twt_in_drain(w, n) ||
+			      twt_where(test, w, n, &l, &s),
+			      "id %llu on no list", n->id);
+}
+
+/* @n is on the ready queue, its event queued at clock @when. */
+static void twt_expect_expired(struct kunit *test, const struct tw_wheel *w,
+			       const struct tw_node *n, u64 when)
+{
+	KUNIT_EXPECT_TRUE_MSG(test, twt_queued(w, n), "id %llu not expired",
+			      n->id);
+	KUNIT_EXPECT_EQ_MSG(test, tw_node_expired(n), when, "id %llu", n->id);
+}
+
+/*
  * Drive @w the way the device does: sleep until tw_wheel_next(), advance
  * to exactly that tick, repeat until nothing is armed.  @nodes[0..@nr)
- * must be everything armed on @w.  Each must expire at the first advance
- * whose tick reaches its expiry tick (never before, never after), and the
- * events appended to w->ready must be in expiry-tick order.  Returns the
- * number of wake-ups.
+ * must be everything armed on @w, and @ticks[i] the expiry tick of
+ * nodes[i] (the node's deadline, or with w->idx its entry's).  Each must
+ * expire at the first advance whose tick reaches its expiry tick (never
+ * before, never after), with that advance's clock, its index entry (if
+ * any) marked TW_ENT_QUEUED exactly then, and the events appended to
+ * w->ready must be in expiry-tick order.  Returns the number of wake-ups.
  */
-static unsigned int twt_run_timer(struct kunit *test, struct tw_wheel *w,
-				  struct tw_node *nodes, unsigned int nr)
+static unsigned int twt_run_ticks(struct kunit *test, struct tw_wheel *w,
+				  struct tw_node *nodes, unsigned int nr,
+				  const u64 *ticks)
 {
+	u8 *on = kunit_kcalloc(test, nr, sizeof(*on), GFP_KERNEL);
 	unsigned long base = w->nr_ready;
 	unsigned int wakeups = 0, i, left = nr;
 	u64 t, prev_e = 0;
 	struct tw_node *n;
 
+	KUNIT_ASSERT_NOT_NULL(test, on);
+	/* bit 2: the node carries the caller's flag, which must stay */
+	for (i = 0; i < nr; i++)
+		on[i] = nodes[i].deadline & TW_NODE_FLAG ? 4 : 0;
 	while (tw_wheel_next(w, &t)) {
 		u64 min_e = U64_MAX, now = t * w->tick_ns;
 
 		for (i = 0; i < nr; i++)
-			if (!nodes[i].expired)
-				min_e = min(min_e, tw_ticks(w, tw_node_deadline(&nodes[i])));
+			if (!(on[i] & 3))
+				min_e = min(min_e, ticks[i]);
 		KUNIT_ASSERT_LE_MSG(test, t, min_e, "wake-up after an expiry");
 		KUNIT_ASSERT_LT(test, ++wakeups, 16 * nr + 16);
 		twt_advance(test, w, now);
 		KUNIT_EXPECT_EQ(test, w->cur, t);
+		/* What is queued now; what was not before expired just now. */
+		list_for_each_entry(n, &w->ready, ready) {
+			if (n < nodes || n >= nodes + nr || (on[n - nodes] & 3))
+				continue;
+			on[n - nodes] |= 2;
+		}
 		for (i = 0; i < nr; i++) {
-			u64 e = tw_ticks(w, tw_node_deadline(&nodes[i]));
+			u64 flag = on[i] & 4 ? TW_NODE_FLAG : 0;
+			bool q = on[i] & 3;
+			struct tw_ent *ent = NULL;
 
-			if (e > t) {
-				KUNIT_EXPECT_EQ_MSG(test, nodes[i].expired, 0ULL,
-						    "id %llu expired early",
+			if (w->idx)
+				ent = tw_index_find(w->idx, nodes[i].id);
+			if (ent)
+				KUNIT_EXPECT_EQ_MSG(test, tw_ent_queued(ent),
+						    q, "id %llu entry",
 						    nodes[i].id);
-			} else if (!nodes[i].expired) {
+			if (ticks[i] > t && q) {
+				KUNIT_FAIL(test, "id %llu (tick %llu) expired early at tick %llu",
+					   nodes[i].id, ticks[i], t);
+			} else if (ticks[i] <= t && !q) {
 				KUNIT_FAIL(test, "id %llu (tick %llu) not expired at tick %llu",
-					   nodes[i].id, e, t);
-			} else if (nodes[i].expired == max(now, 1ULL)) {
+					   nodes[i].id, ticks[i], t);
+			} else if (on[i] & 2) {
+				/* the whole word: the clock, and the flag kept */
+				KUNIT_EXPECT_EQ_MSG(test, nodes[i].expired,
+						    flag | max(now, 1ULL),
+						    "id %llu", nodes[i].id);
+				on[i] ^= 3;
 				left--;
 			}
 		}
@@ -209,14 +273,34 @@ static unsigned int twt_run_timer(struct kunit *test, struct tw_wheel *w,
 	KUNIT_EXPECT_EQ(test, twt_ready_len(w), base + nr);
 	i = 0;
 	list_for_each_entry(n, &w->ready, ready) {
-		u64 e = tw_ticks(w, tw_node_deadline(n));
+		u64 e;
 
 		if (i++ < base)
 			continue;
+		KUNIT_ASSERT_TRUE(test, n >= nodes && n < nodes + nr);
+		e = ticks[n - nodes];
 		KUNIT_EXPECT_LE(test, prev_e, e);
-		KUNIT_EXPECT_GE(test, n->expired, tw_node_deadline(n));
+		KUNIT_EXPECT_GE(test, n->expired ^ (on[n - nodes] & 4 ?
+						    TW_NODE_FLAG : 0),
+				e * w->tick_ns);
 		prev_e = e;
 	}
+	kunit_kfree(test, on);
+	return wakeups;
+}
+
+/* twt_run_ticks() with each node's expiry tick from its own deadline. */
+static unsigned int twt_run_timer(struct kunit *test, struct tw_wheel *w,
+				  struct tw_node *nodes, unsigned int nr)
+{
+	u64 *ticks = kunit_kcalloc(test, nr, sizeof(*ticks), GFP_KERNEL);
+	unsigned int i, wakeups;
+
+	KUNIT_ASSERT_NOT_NULL(test, ticks);
+	for (i = 0; i < nr; i++)
+		ticks[i] = tw_ticks(w, tw_node_deadline(&nodes[i]));
+	wakeups = twt_run_ticks(test, w, nodes, nr, ticks);
+	kunit_kfree(test, ticks);
 	return wakeups;
 }
 
@@ -291,13 +375,16 @@ static void twt_init_and_next_empty(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, 5ULL);
 	twt_advance(test, w, 5 * TWT_MS + 999999);
-	KUNIT_EXPECT_EQ(test, n->expired, 5 * TWT_MS + 999999);
+	twt_expect_expired(test, w, n, 5 * TWT_MS + 999999);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
 
 	/* Expired and taken off the ready queue: nothing left. */
 	tw_wheel_unqueue(w, n);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, n));
+	KUNIT_EXPECT_FALSE(test, twt_in_drain(w, n));
+	/* The expiry clock stays in the word until the node is re-armed. */
+	KUNIT_EXPECT_EQ(test, tw_node_expired(n), 5 * TWT_MS + 999999);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
 	KUNIT_EXPECT_TRUE(test, list_empty(&w->ready));
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
@@ -443,8 +530,9 @@ static void twt_del_from_drain(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t, 21ULL);
 	twt_advance(test, w, 21 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, twt_ready_len(w), 1UL);
-	KUNIT_EXPECT_EQ(test, slotted->expired, 21 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, late->expired, 0ULL);
+	twt_expect_expired(test, w, slotted, 21 * TWT_MS);
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, late));
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, late2));
 }
 
 static void twt_reslot_level3(struct kunit *test)
@@ -485,10 +573,10 @@ static void twt_reslot_level3(struct kunit *test)
 	/* The deadline falls inside tick e: the node expires at tick e. */
 	twt_advance(test, w, e * TWT_MS - 500);
 	twt_advance(test, w, e * TWT_MS - 1);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
 	twt_advance(test, w, e * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, e * TWT_MS);
+	twt_expect_expired(test, w, n, e * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->reslots, 3ULL);
 	KUNIT_EXPECT_EQ(test, w->late_max, 500ULL);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
@@ -500,11 +588,11 @@ static void twt_reslot_level3(struct kunit *test)
 	w = twt_wheel(test, TWT_MS, 0);
 	n = twt_arm(test, w, 2, e * TWT_MS - 500);
 	twt_advance(test, w, e * TWT_MS - 1);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->reslots, 3ULL);
 	twt_expect_at(test, w, n, 0, 11);
 	twt_advance(test, w, e * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, e * TWT_MS);
+	twt_expect_expired(test, w, n, e * TWT_MS);
 }
 
 static void twt_reslot_zero_digits(struct kunit *test)
@@ -519,15 +607,15 @@ static void twt_reslot_zero_digits(struct kunit *test)
 	twt_expect_at(test, w, low, 3, 5);
 	twt_expect_at(test, w, mid, 3, 5);
 	twt_advance(test, w, l3 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, at->expired, l3 * TWT_MS);
+	twt_expect_expired(test, w, at, l3 * TWT_MS);
 	twt_expect_at(test, w, low, 0, 11);
 	twt_expect_at(test, w, mid, 2, 3);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	twt_advance(test, w, (l3 | 11) * TWT_MS);
-	KUNIT_EXPECT_EQ(test, low->expired, (l3 | 11) * TWT_MS);
-	KUNIT_EXPECT_EQ(test, mid->expired, 0ULL);
+	twt_expect_expired(test, w, low, (l3 | 11) * TWT_MS);
+	twt_expect_armed(test, w, mid);
 	twt_advance(test, w, (l3 | 3ULL << 12) * TWT_MS);
-	KUNIT_EXPECT_EQ(test, mid->expired, (l3 | 3ULL << 12) * TWT_MS);
+	twt_expect_expired(test, w, mid, (l3 | 3ULL << 12) * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 3UL);
 	twt_check_pending(test, w);
@@ -592,24 +680,24 @@ static void twt_lazy_later(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, 10ULL);
 	twt_advance(test, w, 10 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->reslots, 1ULL);
 	twt_expect_at(test, w, n, 0, 50);
 	twt_advance(test, w, 50 * TWT_MS - 1);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	twt_advance(test, w, 50 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, 50 * TWT_MS);
+	twt_expect_expired(test, w, n, 50 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->late_max, 0ULL);
 
 	/* Moved from level 0 up to level 2 (70000 = 0x11170, from cur 60). */
 	m = twt_arm(test, w, 2, 60 * TWT_MS);
 	m->deadline = 70000 * TWT_MS;
 	twt_advance(test, w, 60 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, m->expired, 0ULL);
+	twt_expect_armed(test, w, m);
 	twt_expect_at(test, w, m, 2, 17);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	twt_run_timer(test, w, m, 1);
-	KUNIT_EXPECT_EQ(test, m->expired, 70000 * TWT_MS);
+	twt_expect_expired(test, w, m, 70000 * TWT_MS);
 
 	/* Moved later while its old slot is in the drain list. */
 	w = twt_wheel(test, TWT_MS, 64 * TWT_MS);
@@ -618,14 +706,14 @@ static void twt_lazy_later(struct kunit *test)
 	budget = 1;
 	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, 100 * TWT_MS, &budget));
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
-	n = n->expired ? m : n;
+	n = twt_queued(w, n) ? m : n;
 	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, n));
 	n->deadline = 101 * TWT_MS;
 	twt_advance(test, w, 100 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	twt_expect_at(test, w, n, 0, 37);
 	twt_advance(test, w, 101 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, 101 * TWT_MS);
+	twt_expect_expired(test, w, n, 101 * TWT_MS);
 }
 
 /* Nodes on every level, expired by one advance: queued in tick order. */
@@ -634,9 +722,12 @@ static void twt_order_across_levels(struct kunit *test)
 	const unsigned int per = 6, nr = TW_LEVELS * per;
 	struct tw_wheel *w = twt_wheel(test, TWT_US, 0);
 	struct tw_node *nodes = twt_nodes(test, nr);
+	u64 *ticks = kunit_kcalloc(test, nr, sizeof(*ticks), GFP_KERNEL);
 	u64 seed = 7, max_e = 0, min_d = U64_MAX, prev_e = 0;
 	unsigned int l, k, i;
 	struct tw_node *n;
+
+	KUNIT_ASSERT_NOT_NULL(test, ticks);
 
 	for (i = 0; i < nr; i++) {
 		u64 span, e;
@@ -655,6 +746,7 @@ static void twt_order_across_levels(struct kunit *test)
 			      (e >> (l * TW_LVL_BITS)) & TW_LVL_MASK);
 		max_e = max(max_e, e);
 		min_d = min(min_d, nodes[i].deadline);
+		ticks[i] = e;
 	}
 	twt_advance(test, w, max_e * TWT_US);
 	KUNIT_EXPECT_EQ(test, w->cur, max_e);
@@ -666,10 +758,12 @@ static void twt_order_across_levels(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, w->pending[l], 0ULL);
 	i = 0;
 	list_for_each_entry(n, &w->ready, ready) {
-		u64 e = tw_ticks(w, n->deadline);
+		u64 e;
 
+		KUNIT_ASSERT_TRUE(test, n >= nodes && n < nodes + nr);
+		e = ticks[n - nodes];
 		KUNIT_EXPECT_LE_MSG(test, prev_e, e, "event %u out of order", i);
-		KUNIT_EXPECT_EQ(test, n->expired, max_e * TWT_US);
+		twt_expect_expired(test, w, n, max_e * TWT_US);
 		prev_e = e;
 		i++;
 	}
@@ -697,9 +791,9 @@ static void twt_catch_up_idle(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->cur, 10004ULL);
 	tw_wheel_catch_up(w, 10006 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 10004ULL);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	twt_advance(test, w, 10006 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, 10006 * TWT_MS);
+	twt_expect_expired(test, w, n, 10006 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 10006ULL);
 
@@ -708,7 +802,7 @@ static void twt_catch_up_idle(struct kunit *test)
 	tw_wheel_catch_up(w, 20000 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 10006ULL);
 	twt_advance(test, w, 20000 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, d->expired, 20000 * TWT_MS);
+	twt_expect_expired(test, w, d, 20000 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 20000ULL);
 
 	/* A far node: catch up to just before its level-2 slot. */
@@ -722,7 +816,7 @@ static void twt_catch_up_idle(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->cur, 24575ULL);
 	twt_expect_at(test, w, far, 2, 6);
 	twt_run_timer(test, w, far, 1);
-	KUNIT_EXPECT_EQ(test, far->expired, 25000 * TWT_MS);
+	twt_expect_expired(test, w, far, 25000 * TWT_MS);
 }
 
 /* cur close to TW_TICKS_MAX: the top level and its last slots. */
@@ -748,8 +842,8 @@ static void twt_large_cur(struct kunit *test)
 	twt_expect_at(test, w, &nodes[ARRAY_SIZE(off) - 1], 2, 63);
 	twt_run_timer(test, w, nodes, nr);
 	KUNIT_EXPECT_EQ(test, w->cur, TW_TICKS_MAX - 1);
-	KUNIT_EXPECT_EQ(test, nodes[ARRAY_SIZE(off) - 1].expired,
-			(TW_TICKS_MAX - 1) * TWT_US);
+	twt_expect_expired(test, w, &nodes[ARRAY_SIZE(off) - 1],
+			   (TW_TICKS_MAX - 1) * TWT_US);
 
 	/* At the very last tick, a due node still expires. */
 	nodes[0].deadline = (TW_TICKS_MAX - 1) * TWT_US;
@@ -758,7 +852,7 @@ static void twt_large_cur(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, TW_TICKS_MAX - 1);
 	twt_advance(test, w, (TW_TICKS_MAX - 1) * TWT_US + 5);
-	KUNIT_EXPECT_EQ(test, nodes[0].expired, (TW_TICKS_MAX - 1) * TWT_US + 5);
+	twt_expect_expired(test, w, &nodes[0], (TW_TICKS_MAX - 1) * TWT_US + 5);
 }
 
 /* Carries across every level, and the top level's last slot. */
@@ -780,15 +874,15 @@ static void twt_carry_top_level(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, b42);
 	twt_advance(test, w, b42 * TWT_US);
-	KUNIT_EXPECT_EQ(test, a->expired, b42 * TWT_US);
+	twt_expect_expired(test, w, a, b42 * TWT_US);
 	twt_expect_at(test, w, b, 0, 1);
 	twt_expect_at(test, w, c, 1, 1);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	twt_advance(test, w, (b42 + 63) * TWT_US);
-	KUNIT_EXPECT_EQ(test, b->expired, (b42 + 63) * TWT_US);
-	KUNIT_EXPECT_EQ(test, c->expired, 0ULL);
+	twt_expect_expired(test, w, b, (b42 + 63) * TWT_US);
+	twt_expect_armed(test, w, c);
 	twt_advance(test, w, (b42 + 64) * TWT_US);
-	KUNIT_EXPECT_EQ(test, c->expired, (b42 + 64) * TWT_US);
+	twt_expect_expired(test, w, c, (b42 + 64) * TWT_US);
 
 	/* The largest tick from cur 0: slot 63 of each level in turn. */
 	w = twt_wheel(test, TWT_US, 0);
@@ -804,9 +898,9 @@ static void twt_carry_top_level(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, last);
 	twt_advance(test, w, last * TWT_US - 1);
-	KUNIT_EXPECT_EQ(test, top->expired, 0ULL);
+	twt_expect_armed(test, w, top);
 	twt_advance(test, w, last * TWT_US);
-	KUNIT_EXPECT_EQ(test, top->expired, last * TWT_US);
+	twt_expect_expired(test, w, top, last * TWT_US);
 	KUNIT_EXPECT_EQ(test, w->reslots, (u64)(TW_LEVELS - 1));
 }
 
@@ -819,11 +913,13 @@ static void twt_deadline_max(struct kunit *test)
 
 	twt_expect_at(test, w, n, 7, 20);
 	twt_advance(test, w, TWHEEL_DEADLINE_MAX - 1);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->cur, e - 1);
 	twt_advance(test, w, TWHEEL_DEADLINE_MAX);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	twt_advance(test, w, e * TWHEEL_TICK_MIN_NS);
+	/* that tick's clock is past KTIME_MAX: it fills the whole word */
+	KUNIT_EXPECT_TRUE(test, twt_queued(w, n));
 	KUNIT_EXPECT_EQ(test, n->expired, e * TWHEEL_TICK_MIN_NS);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 
@@ -836,6 +932,7 @@ static void twt_deadline_max(struct kunit *test)
 	n = twt_arm(test, w, 3, TWHEEL_DEADLINE_MAX);
 	twt_expect_at(test, w, n, 3, 9);
 	twt_run_timer(test, w, n, 1);
+	KUNIT_EXPECT_TRUE(test, twt_queued(w, n));
 	KUNIT_EXPECT_EQ(test, n->expired, 2562048ULL * TWHEEL_TICK_MAX_NS);
 }
 
@@ -859,12 +956,23 @@ static void twt_caller_flag(struct kunit *test)
 	/* later, re-slotted from level 0 to level 2 when slot 10 is due */
 	tw_node_set_deadline(n, 70000 * TWT_MS);
 	twt_advance(test, w, 10 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	twt_expect_at(test, w, n, 2, 17);
 	twt_run_timer(test, w, n, 1);
-	KUNIT_EXPECT_EQ(test, n->expired, 70000 * TWT_MS);
+	twt_expect_expired(test, w, n, 70000 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->late_max, 0ULL);
-	KUNIT_EXPECT_EQ(test, n->deadline, TW_NODE_FLAG | 70000 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, n->expired, TW_NODE_FLAG | 70000 * TWT_MS);
+	tw_wheel_unqueue(w, n);
+	KUNIT_EXPECT_EQ(test, n->expired, TW_NODE_FLAG | 70000 * TWT_MS);
+
+	/* re-armed over the expiry clock, expired late: the flag stays */
+	tw_node_set_deadline(n, 80000 * TWT_MS + 1);
+	KUNIT_EXPECT_EQ(test, n->deadline, TW_NODE_FLAG | (80000 * TWT_MS + 1));
+	tw_wheel_add(w, n);
+	twt_advance(test, w, 90000 * TWT_MS);
+	twt_expect_expired(test, w, n, 90000 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, n->expired, TW_NODE_FLAG | 90000 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, w->late_max, 10000 * TWT_MS - 1);
 	tw_wheel_unqueue(w, n);
 
 	/* the largest deadline, flagged, lands where an unflagged one does */
@@ -897,16 +1005,16 @@ static void twt_min_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t, 7ULL);
 
 	twt_advance(test, w, now);
-	KUNIT_EXPECT_EQ(test, at_cur->expired, now);
-	KUNIT_EXPECT_EQ(test, zero->expired, now);
+	twt_expect_expired(test, w, at_cur, now);
+	twt_expect_expired(test, w, zero, now);
 	KUNIT_EXPECT_EQ(test, w->late_max, now);
-	KUNIT_EXPECT_EQ(test, ns->expired, 0ULL);
+	twt_expect_armed(test, w, ns);
 	twt_advance(test, w, 8 * TWT_MS - 1);
-	KUNIT_EXPECT_EQ(test, ns->expired, 0ULL);
-	KUNIT_EXPECT_EQ(test, tick->expired, 0ULL);
+	twt_expect_armed(test, w, ns);
+	twt_expect_armed(test, w, tick);
 	twt_advance(test, w, 8 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, ns->expired, 8 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, tick->expired, 8 * TWT_MS);
+	twt_expect_expired(test, w, ns, 8 * TWT_MS);
+	twt_expect_expired(test, w, tick, 8 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 4UL);
 
 	/* At time 0 an expired node is still marked: expired is never 0. */
@@ -914,7 +1022,7 @@ static void twt_min_timeout(struct kunit *test)
 	zero = twt_arm(test, w, 5, 0);
 	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, zero));
 	twt_advance(test, w, 0);
-	KUNIT_EXPECT_EQ(test, zero->expired, 1ULL);
+	twt_expect_expired(test, w, zero, 1ULL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
 }
 
@@ -970,7 +1078,7 @@ static void twt_budget_one(struct kunit *test)
 	r = list_first_entry(&ref->ready, struct tw_node, ready);
 	list_for_each_entry(n, &w->ready, ready) {
 		KUNIT_EXPECT_EQ(test, n->id, r->id);
-		KUNIT_EXPECT_EQ(test, n->expired, end);
+		twt_expect_expired(test, w, n, end);
 		r = list_next_entry(r, ready);
 	}
 }
@@ -986,13 +1094,13 @@ static void twt_budget_zero(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, 10 * TWT_MS, &budget));
 	KUNIT_EXPECT_EQ(test, budget, 0U);
 	KUNIT_EXPECT_EQ(test, w->cur, 0ULL);
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	twt_expect_at(test, w, n, 0, 10);
 
 	/* A node in the drain list is due at once. */
 	n = twt_arm(test, w, 2, 0);
 	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, 0, &budget));
-	KUNIT_EXPECT_EQ(test, n->expired, 0ULL);
+	twt_expect_armed(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 2UL);
 }
@@ -1028,7 +1136,7 @@ static void twt_budget_pause_in_drain(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->cur, 10ULL);
 
 	for (i = 0; i < 5; i++) {
-		if (nodes[i].expired)
+		if (twt_queued(w, &nodes[i]))
 			continue;
 		KUNIT_EXPECT_TRUE(test, twt_in_drain(w, &nodes[i]));
 		gone = &nodes[i];
@@ -1046,452 +1154,683 @@ static void twt_budget_pause_in_drain(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tw_wheel_advance(w, 10 * TWT_MS, &budget));
 	KUNIT_EXPECT_EQ(test, budget, 10U - 3);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 5UL);
-	KUNIT_EXPECT_EQ(test, gone->expired, 0ULL);
-	KUNIT_EXPECT_EQ(test, late->expired, 10 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, soon->expired, 0ULL);
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, gone));
+	twt_expect_expired(test, w, late, 10 * TWT_MS);
+	twt_expect_armed(test, w, soon);
 	twt_advance(test, w, 12 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, soon->expired, 12 * TWT_MS);
+	twt_expect_expired(test, w, soon, 12 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
 }
 
 /* ------------------------------------------------------------- index */
 
-static struct tw_node **twt_table(struct kunit *test, unsigned int bits)
+/*
+ * The index tests keep their own record of what the index should hold in
+ * each node's deadline word, which the index never reads: TW_NODE_FLAG set
+ * while the id is in the index, and the deadline its entry must carry.
+ */
+static bool twt_in(const struct tw_node *n)
 {
-	struct tw_node **tab = kunit_kcalloc(test, BIT(bits), sizeof(*tab),
-					     GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, tab);
-	return tab;
+	return n->deadline & TW_NODE_FLAG;
 }
 
-static struct tw_index *twt_index(struct kunit *test, unsigned int bits)
+static u64 twt_want_deadline(const struct tw_node *n)
 {
-	struct tw_index *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, x);
-	tw_index_init(x, twt_table(test, bits), bits);
-	return x;
-}
-
-/* A chain: every key in bucket @i of a 2^@bits table, strictly ascending. */
-static unsigned long twt_check_chain(struct kunit *test,
-				     const struct tw_index *x,
-				     const struct tw_node *n,
-				     unsigned int bits, unsigned long i)
-{
-	unsigned long nr = 0;
-	u64 prev = 0;
-
-	for (; n; n = n->hnext, nr++) {
-		u64 key = tw_key(n->id);
-
-		KUNIT_EXPECT_EQ_MSG(test, key >> (64 - bits), (u64)i,
-				    "id %llu in the wrong bucket", n->id);
-		if (nr)
-			KUNIT_EXPECT_LT_MSG(test, prev, key,
-					    "bucket %lu not sorted", i);
-		/* While resizing, a key of an unmigrated bucket is in @old. */
-		if (x->old && bits == x->bits)
-			KUNIT_EXPECT_LT(test, key >> (64 - x->old_bits),
-					(u64)x->migrated);
-		prev = key;
-		KUNIT_ASSERT_LT(test, nr, 100000UL);
-	}
-	return nr;
-}
-
-/* The whole layout of @x; returns the number of nodes in it. */
-static unsigned long twt_check_index(struct kunit *test,
-				     const struct tw_index *x)
-{
-	unsigned long i, nr = 0;
-
-	if (x->old) {
-		for (i = 0; i < BIT(x->old_bits); i++) {
-			if (i < x->migrated)
-				KUNIT_EXPECT_NULL(test, x->old[i]);
-			else
-				nr += twt_check_chain(test, x, x->old[i],
-						      x->old_bits, i);
-		}
-	}
-	for (i = 0; i < BIT(x->bits); i++)
-		nr += twt_check_chain(test, x, x->tab[i], x->bits, i);
-	KUNIT_EXPECT_EQ(test, nr, x->nr);
-	return nr;
-}
-
-/* Every node of @nodes marked present (expired != 0) is found, every other one not. */
-static void twt_check_find(struct kunit *test, const struct tw_index *x,
-			   struct tw_node *nodes, unsigned int nr)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr; i++) {
-		struct tw_node *want = nodes[i].expired ? &nodes[i] : NULL;
-
-		KUNIT_EXPECT_PTR_EQ_MSG(test, tw_index_find(x, nodes[i].id),
-					want, "id %llu", nodes[i].id);
-	}
+	return n->deadline & ~TW_NODE_FLAG;
 }
 
 /*
- * Insert or remove @n, and mark it present (expired 1) or absent (expired
- * 0): the index never looks at that field.
+ * The home slot of @key in @size slots, floor(key * size / 2^64), computed
+ * here in 32-bit halves (@size < 2^32) rather than as the core does.
  */
-static void twt_insert(struct kunit *test, struct tw_index *x,
-		       struct tw_node *n)
+static unsigned long twt_home(u64 key, unsigned long size)
 {
+	u64 hi = (key >> 32) * size, lo = (key & U32_MAX) * size;
+
+	return (hi + (lo >> 32)) >> 32;
+}
+
+/* The smallest key at home in slot @h of @size slots: ceil(h * 2^64 / size). */
+static u64 twt_home_key(unsigned long h, unsigned long size)
+{
+	u64 k = div64_u64(U64_MAX, size) * h;
+
+	/* off by at most @h below: step up to the first key at home in @h */
+	while (twt_home(k, size) < h)
+		k++;
+	return k;
+}
+
+static struct tw_ent *twt_tab(struct kunit *test, unsigned long size)
+{
+	struct tw_ent *t = kunit_kcalloc(test, size, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	return t;
+}
+
+/* A test's index: @nr nodes with ids @id0.., none in the index yet. */
+struct twt_ix {
+	struct kunit *test;
+	struct tw_index x;
+	struct tw_node *nodes;
+	unsigned int nr;
+	u8 *seen;
+	struct tw_ent *old;	/* the table tw_index_migrate() must return */
+	unsigned long returned;	/* old tables returned */
+};
+
+static struct twt_ix *twt_ix(struct kunit *test, unsigned long size,
+			     unsigned int nr)
+{
+	struct twt_ix *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->test = test;
+	c->nodes = twt_nodes(test, nr);
+	c->nr = nr;
+	c->seen = kunit_kcalloc(test, nr, sizeof(*c->seen), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c->seen);
+	tw_index_init(&c->x, twt_tab(test, size), size);
+	return c;
+}
+
+static bool twt_in_tab(const struct tw_index *x, const struct tw_ent *e)
+{
+	return e >= x->tab && e < x->tab + x->size;
+}
+
+/* Add nodes[@i] with @deadline; new ids always go to the current table. */
+static struct tw_ent *twt_ins(struct twt_ix *c, unsigned int i, u64 deadline)
+{
+	struct kunit *test = c->test;
+	struct tw_index *x = &c->x;
+	struct tw_node *n = &c->nodes[i];
+	unsigned long nr = x->nr, nr_tab = x->nr_tab, nr_old = x->nr_old;
+	struct tw_ent *e;
+
+	KUNIT_ASSERT_FALSE(test, twt_in(n));
 	KUNIT_ASSERT_NULL(test, tw_index_find(x, n->id));
-	tw_index_insert(x, n);
-	n->expired = 1;
+	KUNIT_ASSERT_TRUE(test, tw_index_room(x));
+	e = tw_index_insert(x, n, deadline);
+	KUNIT_ASSERT_TRUE_MSG(test, twt_in_tab(x, e), "id %llu", n->id);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, n);
+	KUNIT_EXPECT_EQ(test, e->id, n->id);
+	KUNIT_EXPECT_EQ(test, e->deadline, deadline);
+	KUNIT_EXPECT_PTR_EQ(test, tw_index_find(x, n->id), e);
+	KUNIT_EXPECT_EQ(test, x->nr, nr + 1);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, nr_tab + 1);
+	KUNIT_EXPECT_EQ(test, x->nr_old, nr_old);
+	n->deadline = TW_NODE_FLAG | deadline;
+	return e;
 }
 
-/* tw_index_remove() of a node that is not found would run off its chain. */
-static void twt_remove(struct kunit *test, struct tw_index *x,
-		       struct tw_node *n)
+/* Remove nodes[@i], found where it is (either table). */
+static void twt_rm(struct twt_ix *c, unsigned int i)
 {
-	KUNIT_ASSERT_PTR_EQ(test, tw_index_find(x, n->id), n);
-	tw_index_remove(x, n);
-	n->expired = 0;
+	struct kunit *test = c->test;
+	struct tw_index *x = &c->x;
+	struct tw_node *n = &c->nodes[i];
+	unsigned long nr = x->nr, nr_tab = x->nr_tab, nr_old = x->nr_old;
+	struct tw_ent *e = tw_index_find(x, n->id);
+	bool in_tab;
+
+	KUNIT_ASSERT_TRUE(test, twt_in(n));
+	KUNIT_ASSERT_NOT_NULL_MSG(test, e, "id %llu lost", n->id);
+	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
+	in_tab = twt_in_tab(x, e);
+	tw_index_remove(x, e);
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, n->id));
+	KUNIT_EXPECT_EQ(test, x->nr, nr - 1);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, nr_tab - in_tab);
+	KUNIT_EXPECT_EQ(test, x->nr_old, nr_old - !in_tab);
+	n->deadline = 0;
 }
 
-static void twt_index_basic(struct kunit *test)
+static void twt_resize(struct twt_ix *c, unsigned long size)
 {
-	const u64 b5 = 5ULL << 58;
-	struct tw_index *x = twt_index(test, TW_IDX_MIN_BITS);
-	struct tw_node *k = twt_nodes(test, 5);
-	struct tw_node *nodes = twt_nodes(test, 500);
-	u64 seed = 5;
-	unsigned int i;
+	struct kunit *test = c->test;
+	struct tw_index *x = &c->x;
+	unsigned long nr = x->nr, nr_tab = x->nr_tab;
+	struct tw_ent *tab = x->tab;
 
-	KUNIT_ASSERT_EQ(test, TWT_KEY_INV * GOLDEN_RATIO_64, 1ULL);
-	KUNIT_EXPECT_EQ(test, tw_key(twt_id_of_key(b5 + 100)), b5 + 100);
-
-	/* Three keys of bucket 5, inserted out of order, chained sorted. */
-	k[0].id = twt_id_of_key(b5 + 300);
-	k[1].id = twt_id_of_key(b5 + 100);
-	k[2].id = twt_id_of_key(b5 + 200);
-	k[3].id = 0;
-	k[4].id = twt_id_of_key(U64_MAX);
-	for (i = 0; i < 5; i++)
-		twt_insert(test, x, &k[i]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[5], &k[1]);
-	KUNIT_EXPECT_PTR_EQ(test, k[1].hnext, &k[2]);
-	KUNIT_EXPECT_PTR_EQ(test, k[2].hnext, &k[0]);
-	KUNIT_EXPECT_NULL(test, k[0].hnext);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[0], &k[3]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[63], &k[4]);
-	KUNIT_EXPECT_EQ(test, x->nr, 5UL);
-	twt_check_find(test, x, k, 5);
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(b5 + 150)));
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(b5 + 301)));
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, 1));
-
-	/* Middle, head, tail. */
-	twt_remove(test, x, &k[2]);
-	KUNIT_EXPECT_NULL(test, k[2].hnext);
-	KUNIT_EXPECT_PTR_EQ(test, k[1].hnext, &k[0]);
-	twt_remove(test, x, &k[1]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[5], &k[0]);
-	twt_remove(test, x, &k[0]);
-	KUNIT_EXPECT_NULL(test, x->tab[5]);
-	twt_check_find(test, x, k, 5);
-	KUNIT_EXPECT_EQ(test, x->nr, 2UL);
-	twt_check_index(test, x);
-
-	/* Many ids in a small table: long chains. */
-	for (i = 0; i < 500; i++) {
-		nodes[i].id = twt_rand(&seed);
-		twt_insert(test, x, &nodes[i]);
-	}
-	KUNIT_EXPECT_EQ(test, twt_check_index(test, x), 502UL);
-	twt_check_find(test, x, nodes, 500);
-	for (i = 0; i < 500; i += 2)
-		twt_remove(test, x, &nodes[i]);
-	KUNIT_EXPECT_EQ(test, twt_check_index(test, x), 252UL);
-	twt_check_find(test, x, nodes, 500);
-	twt_check_find(test, x, k, 5);
-}
-
-static void twt_index_want_bits(struct kunit *test)
-{
-	struct tw_index x = { .bits = TW_IDX_MIN_BITS };
-
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 0U);
-	x.nr = 64;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 0U);
-	x.nr = 65;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 7U);
-
-	x.bits = 8;
-	x.nr = 32;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 0U);
-	x.nr = 31;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 7U);
-	x.nr = 256;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 0U);
-	x.nr = 257;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 9U);
-
-	/* Nothing while a resize is migrating. */
-	x.old = twt_table(test, 7);
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 0U);
-	x.nr = 0;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 0U);
-	x.old = NULL;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 7U);
-
-#if BITS_PER_LONG == 64
-	x.bits = TW_IDX_MAX_BITS;
-	x.nr = BIT(TW_IDX_MAX_BITS) + 1;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), 0U);
-	x.nr = 1000;
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(&x), TW_IDX_MAX_BITS - 1U);
-#endif
-}
-
-/* Grow 64 -> 128 buckets one bucket at a time, ids coming and going. */
-static void twt_index_grow_steps(struct kunit *test)
-{
-	const u64 b3 = 3ULL << 58;
-	const unsigned int nr = 300;
-	struct tw_index *x = twt_index(test, TW_IDX_MIN_BITS);
-	struct tw_node *nodes = twt_nodes(test, nr);
-	struct tw_node **old = x->tab, **ret;
-	unsigned int i, step;
-	u64 seed = 9;
-
-	for (i = 0; i < nr; i++)
-		nodes[i].id = twt_rand(&seed);
-	/* Bucket 3 splits into 6 and 7: keys on both sides of the split. */
-	nodes[0].id = twt_id_of_key(b3);
-	nodes[1].id = twt_id_of_key(b3 | BIT_ULL(57));
-	nodes[2].id = twt_id_of_key(b3 | (BIT_ULL(57) - 1));
-	nodes[3].id = twt_id_of_key((4ULL << 58) - 1);
-	for (i = 0; i < 100; i++)
-		twt_insert(test, x, &nodes[i]);
-	KUNIT_ASSERT_EQ(test, tw_index_want_bits(x), 7U);
-	tw_index_start_resize(x, twt_table(test, 7), 7);
-	KUNIT_EXPECT_PTR_EQ(test, x->old, old);
-	KUNIT_EXPECT_EQ(test, x->old_bits, 6U);
-	KUNIT_EXPECT_EQ(test, x->bits, 7U);
-	KUNIT_EXPECT_EQ(test, x->migrated, 0UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_bits(x), 0U);
-	twt_check_index(test, x);
-
-	for (step = 0; step < 64; step++) {
-		ret = tw_index_migrate(x, 1);
-		if (step < 63) {
-			KUNIT_EXPECT_NULL(test, ret);
-			KUNIT_EXPECT_EQ(test, x->migrated, step + 1UL);
-		} else {
-			KUNIT_EXPECT_PTR_EQ(test, ret, old);
-			KUNIT_EXPECT_NULL(test, x->old);
-		}
-		KUNIT_ASSERT_EQ(test, twt_check_index(test, x), x->nr);
-		twt_check_find(test, x, nodes, nr);
-		twt_insert(test, x, &nodes[100 + 2 * step]);
-		twt_insert(test, x, &nodes[101 + 2 * step]);
-		twt_remove(test, x, &nodes[4 + step]);
-		twt_check_index(test, x);
-		twt_check_find(test, x, nodes, nr);
-	}
-	KUNIT_EXPECT_EQ(test, x->nr, 164UL);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[6], &nodes[0]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[7], &nodes[1]);
-	KUNIT_EXPECT_NULL(test, tw_index_migrate(x, 1));
-	KUNIT_EXPECT_EQ(test, x->bits, 7U);
-
-	/* One call moving everything: the old table comes back once. */
-	for (i = 228; i < nr; i++)
-		twt_insert(test, x, &nodes[i]);
-	KUNIT_ASSERT_EQ(test, tw_index_want_bits(x), 8U);
-	old = x->tab;
-	tw_index_start_resize(x, twt_table(test, 8), 8);
-	KUNIT_EXPECT_PTR_EQ(test, tw_index_migrate(x, 1000), old);
-	KUNIT_EXPECT_NULL(test, x->old);
-	KUNIT_EXPECT_NULL(test, tw_index_migrate(x, 1000));
-	KUNIT_EXPECT_EQ(test, twt_check_index(test, x), 236UL);
-	twt_check_find(test, x, nodes, nr);
-}
-
-/* Shrink 128 -> 64 buckets: old buckets 2j and 2j + 1 join in bucket j. */
-static void twt_index_shrink_steps(struct kunit *test)
-{
-	const u64 o6 = 6ULL << 57, o7 = 7ULL << 57;
-	const unsigned int nr = 200;
-	struct tw_index *x = twt_index(test, 7);
-	struct tw_node *nodes = twt_nodes(test, nr);
-	struct tw_node **old = x->tab, **ret;
-	unsigned int i, step;
-	u64 seed = 13;
-
-	/* Random ids stay out of old buckets 6 and 7 (top bits 000011). */
-	for (i = 0; i < nr; i++) {
-		nodes[i].id = twt_rand(&seed);
-		if (tw_key(nodes[i].id) >> 58 == 3)
-			nodes[i].id = twt_id_of_key(tw_key(nodes[i].id) ^
-						    BIT_ULL(63));
-	}
-	nodes[0].id = twt_id_of_key(o6 + 5);
-	nodes[1].id = twt_id_of_key(o7 + 1);
-	nodes[2].id = twt_id_of_key(o6 + BIT_ULL(56));
-	nodes[3].id = twt_id_of_key(o7 + BIT_ULL(57) - 1);
-	nodes[150].id = twt_id_of_key(o7 + 2);
-	nodes[151].id = twt_id_of_key(o6 + 6);
-	for (i = 0; i < 12; i++)
-		twt_insert(test, x, &nodes[i]);
-	KUNIT_ASSERT_EQ(test, tw_index_want_bits(x), 6U);
-	tw_index_start_resize(x, twt_table(test, 6), 6);
-	twt_check_index(test, x);
-
-	for (step = 0; step < 128; step++) {
-		ret = tw_index_migrate(x, 1);
-		if (step < 127)
-			KUNIT_EXPECT_NULL(test, ret);
-		else
-			KUNIT_EXPECT_PTR_EQ(test, ret, old);
-		KUNIT_ASSERT_EQ(test, twt_check_index(test, x), x->nr);
-		twt_check_find(test, x, nodes, nr);
-		/* Old bucket 6 moved, 7 not: one new id for each side. */
-		if (x->migrated == 7 && x->old) {
-			twt_insert(test, x, &nodes[150]);
-			twt_insert(test, x, &nodes[151]);
-			KUNIT_EXPECT_PTR_EQ(test, x->old[7], &nodes[1]);
-			KUNIT_EXPECT_PTR_EQ(test, nodes[1].hnext, &nodes[150]);
-			KUNIT_EXPECT_PTR_EQ(test, nodes[0].hnext, &nodes[151]);
-		}
-		twt_insert(test, x, &nodes[12 + step]);
-		if (step & 1)
-			twt_remove(test, x, &nodes[11 + step]);
-		twt_check_index(test, x);
-		twt_check_find(test, x, nodes, nr);
-	}
-	KUNIT_EXPECT_NULL(test, x->old);
-	KUNIT_EXPECT_EQ(test, x->bits, 6U);
-	/* New bucket 3: 6 + 5, 6 + 6, 6 + 2^56, then 7 + 1, 7 + 2, ... */
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[3], &nodes[0]);
-	KUNIT_EXPECT_PTR_EQ(test, nodes[0].hnext, &nodes[151]);
-	KUNIT_EXPECT_PTR_EQ(test, nodes[151].hnext, &nodes[2]);
-	KUNIT_EXPECT_PTR_EQ(test, nodes[2].hnext, &nodes[1]);
-	KUNIT_EXPECT_PTR_EQ(test, nodes[1].hnext, &nodes[150]);
-	KUNIT_EXPECT_EQ(test, x->nr, 12UL + 2 + 64);
+	KUNIT_ASSERT_NULL(test, x->old);
+	KUNIT_ASSERT_NULL(test, c->old);
+	tw_index_start_resize(x, twt_tab(test, size), size);
+	c->old = tab;
+	KUNIT_EXPECT_PTR_EQ(test, x->old, tab);
+	KUNIT_EXPECT_EQ(test, x->size, size);
+	KUNIT_EXPECT_EQ(test, x->nr, nr);
+	KUNIT_EXPECT_EQ(test, x->nr_old, nr_tab);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(x, 0), 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(x, 1000000), 0UL);
 }
 
 /*
- * Between two dump calls the index changes: an id of the pool comes or
- * goes, a resize starts or migrates a few buckets.  Returns true when a
- * resize started.
+ * One migration step.  The old table comes back exactly once, after its
+ * last entry moved, and is freed here.  Returns true when it came back.
  */
-static bool twt_mutate(struct kunit *test, struct tw_index *x,
-		       struct tw_node *pool, unsigned int nr, u64 *seed)
+static bool twt_migrate(struct twt_ix *c, unsigned long entries)
 {
-	struct tw_node *n = &pool[twt_rand(seed) % nr];
-	unsigned int bits = x->bits;
+	struct kunit *test = c->test;
+	struct tw_index *x = &c->x;
+	unsigned long nr = x->nr, nr_old = x->nr_old, mpos = x->mpos;
+	struct tw_ent *ret = tw_index_migrate(x, entries);
 
-	if (n->expired)
-		twt_remove(test, x, n);
-	else
-		twt_insert(test, x, n);
-	if (x->old) {
-		tw_index_migrate(x, 1 + twt_rand(seed) % 4);
+	KUNIT_EXPECT_EQ(test, x->nr, nr);
+	KUNIT_EXPECT_EQ(test, x->nr_tab + x->nr_old, nr);
+	if (!ret) {
+		KUNIT_EXPECT_PTR_EQ(test, x->old, c->old);
+		KUNIT_EXPECT_LE(test, nr_old - x->nr_old, entries);
+		if (x->old)
+			KUNIT_EXPECT_GE(test, x->mpos, mpos);
 		return false;
 	}
-	if (twt_rand(seed) % 2)
-		return false;
-	if (bits >= 8 || (bits > TW_IDX_MIN_BITS && twt_rand(seed) % 2))
-		bits--;
-	else
-		bits++;
-	tw_index_start_resize(x, twt_table(test, bits), bits);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, c->old, "old table returned twice");
+	KUNIT_EXPECT_PTR_EQ(test, ret, c->old);
+	KUNIT_EXPECT_NULL(test, x->old);
+	KUNIT_EXPECT_EQ(test, x->nr_old, 0UL);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, nr);
+	c->old = NULL;
+	c->returned++;
+	kunit_kfree(test, ret);
 	return true;
 }
 
 /*
- * One whole dump with @room slots per call and 1..3 buckets of budget.
+ * One table of @size slots, the first @empty of them empty for good:
+ * every entry at or after its home slot with no empty slot in between,
+ * keys strictly ascending in slot order with the entries that wrapped
+ * past the end (home above their slot) after all the others, each entry
+ * one of c->nodes that the test put in, with its id and deadline.
+ * Returns the number of entries.
+ */
+static unsigned long twt_check_tab(struct twt_ix *c, const struct tw_ent *t,
+				   unsigned long size, unsigned long empty)
+{
+	struct kunit *test = c->test;
+	unsigned long p, q, nr = 0, bad = 0;
+	bool any = false, wrapped;
+	u64 last = 0;
+
+	for (p = 0; p < empty && p < size; p++)
+		bad += !!t[p].node;
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0UL, "entries below %lu", empty);
+	for (wrapped = false; ; wrapped = true) {
+		for (p = 0; p < size; p++) {
+			const struct tw_ent *e = &t[p];
+			const struct tw_node *n = e->node;
+			u64 key = tw_key(e->id);
+			unsigned long h = twt_home(key, size);
+
+			if (!n || (bool)(h > p) != wrapped)
+				continue;
+			if (any && key <= last) {
+				KUNIT_FAIL(test, "slot %lu of %lu: key %llx after %llx",
+					   p, size, key, last);
+				bad++;
+			}
+			last = key;
+			any = true;
+			nr++;
+			for (q = h; q != p; q = q + 1 == size ? 0 : q + 1) {
+				if (!t[q].node) {
+					KUNIT_FAIL(test, "slot %lu of %lu: %lu empty, home %lu",
+						   p, size, q, h);
+					bad++;
+					break;
+				}
+			}
+			if (n < c->nodes || n >= c->nodes + c->nr) {
+				KUNIT_FAIL(test, "slot %lu of %lu: stray node", p,
+					   size);
+				bad++;
+				continue;
+			}
+			c->seen[n - c->nodes]++;
+			if (e->id != n->id || !twt_in(n) ||
+			    e->deadline != twt_want_deadline(n)) {
+				KUNIT_FAIL(test, "slot %lu: id %llu/%llu in %d deadline %llx/%llx",
+					   p, e->id, n->id, twt_in(n),
+					   e->deadline, twt_want_deadline(n));
+				bad++;
+			}
+		}
+		if (wrapped)
+			break;
+	}
+	KUNIT_ASSERT_EQ(test, bad, 0UL);
+	return nr;
+}
+
+/*
+ * The whole index: both tables valid, the counts right, every id the
+ * test put in there exactly once and found, every other one not found.
+ */
+static void twt_check(struct twt_ix *c)
+{
+	struct kunit *test = c->test;
+	const struct tw_index *x = &c->x;
+	unsigned long nr_tab, nr_old = 0, bad = 0;
+	unsigned int i;
+
+	memset(c->seen, 0, c->nr);
+	nr_tab = twt_check_tab(c, x->tab, x->size, 0);
+	KUNIT_EXPECT_PTR_EQ(test, x->old, c->old);
+	if (x->old)
+		nr_old = twt_check_tab(c, x->old, x->old_size, x->mpos);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, nr_tab);
+	KUNIT_EXPECT_EQ(test, x->nr_old, nr_old);
+	KUNIT_EXPECT_EQ(test, x->nr, nr_tab + nr_old);
+	for (i = 0; i < c->nr; i++) {
+		const struct tw_node *n = &c->nodes[i];
+		const struct tw_ent *e = tw_index_find(x, n->id);
+
+		if (c->seen[i] != twt_in(n) ||
+		    (e ? e->node : NULL) != (twt_in(n) ? n : NULL)) {
+			KUNIT_FAIL(test, "id %llu: in %d, seen %u, found %d",
+				   n->id, twt_in(n), c->seen[i], !!e);
+			bad++;
+		}
+	}
+	KUNIT_ASSERT_EQ(test, bad, 0UL);
+}
+
+static void twt_index_basic(struct kunit *test)
+{
+	/* ceil(2^64 / 100): h * S is at home in slot h of 100 for h < 100 */
+	const u64 s = 184467440737095517ULL;
+	struct twt_ix *c = twt_ix(test, 100, 16);
+	struct tw_index *x = &c->x;
+	struct tw_node *k = c->nodes;
+	u64 seed = 5;
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, TWT_KEY_INV * GOLDEN_RATIO_64, 1ULL);
+	KUNIT_EXPECT_EQ(test, tw_key(twt_id_of_key(s + 100)), s + 100);
+	KUNIT_EXPECT_EQ(test, twt_home_key(1, 100), s);
+	KUNIT_EXPECT_EQ(test, twt_home(s - 1, 100), 0UL);
+	KUNIT_EXPECT_EQ(test, twt_home(s, 100), 1UL);
+	KUNIT_EXPECT_EQ(test, twt_home(U64_MAX, 100), 99UL);
+	KUNIT_EXPECT_EQ(test, twt_home(99 * s, 100), 99UL);
+	KUNIT_EXPECT_FALSE(test, tw_index_find(x, 0));
+	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
+
+	/* Three keys at home 5, inserted out of order: stored sorted. */
+	k[0].id = twt_id_of_key(5 * s + 300);
+	k[1].id = twt_id_of_key(5 * s + 100);
+	k[2].id = twt_id_of_key(5 * s + 200);
+	/* Home 6, pushed along by them; then a larger key of home 5. */
+	k[3].id = twt_id_of_key(6 * s);
+	k[4].id = twt_id_of_key(5 * s + 400);
+	for (i = 0; i < 5; i++)
+		twt_ins(c, i, 1000 + i);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[5].node, &k[1]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[6].node, &k[2]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[7].node, &k[0]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[8].node, &k[4]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[9].node, &k[3]);
+	KUNIT_EXPECT_EQ(test, x->tab[9].id, k[3].id);
+	KUNIT_EXPECT_EQ(test, x->tab[9].deadline, 1003ULL);
+	twt_check(c);
+
+	/* Home 99 overflows into slots 0 and 1, ahead of key 0 (id 0). */
+	k[5].id = twt_id_of_key(U64_MAX);
+	k[6].id = 0;
+	k[7].id = twt_id_of_key(U64_MAX - 5);
+	k[8].id = twt_id_of_key(99 * s);
+	for (i = 5; i < 9; i++)
+		twt_ins(c, i, TWHEEL_DEADLINE_MAX - i);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[99].node, &k[8]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[0].node, &k[7]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[1].node, &k[5]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[2].node, &k[6]);
+	KUNIT_EXPECT_EQ(test, x->nr, 9UL);
+	twt_check(c);
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(5 * s + 150)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(5 * s)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(U64_MAX - 1)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, 1));
+
+	/* The entry is the id's deadline record: written in place. */
+	tw_index_find(x, k[2].id)->deadline = 77 | TW_ENT_QUEUED;
+	KUNIT_EXPECT_EQ(test, x->tab[6].deadline, 77 | TW_ENT_QUEUED);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(&x->tab[6]));
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(&x->tab[6]), 77ULL);
+	x->tab[6].deadline = 1002;
+
+	/* Middle of a run: the rest shift back towards home. */
+	twt_rm(c, 2);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[6].node, &k[0]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[7].node, &k[4]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[8].node, &k[3]);
+	KUNIT_EXPECT_NULL(test, x->tab[9].node);
+	twt_rm(c, 1);
+	twt_rm(c, 4);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[5].node, &k[0]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[6].node, &k[3]);
+	KUNIT_EXPECT_NULL(test, x->tab[7].node);
+	twt_check(c);
+	/* Across the end: slot 0 moves to 99, 1 to 0, key 0 to slot 1. */
+	twt_rm(c, 8);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[99].node, &k[7]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[0].node, &k[5]);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[1].node, &k[6]);
+	KUNIT_EXPECT_NULL(test, x->tab[2].node);
+	twt_check(c);
+	twt_rm(c, 7);
+	twt_rm(c, 5);
+	KUNIT_EXPECT_PTR_EQ(test, x->tab[0].node, &k[6]);
+	KUNIT_EXPECT_NULL(test, x->tab[99].node);
+	KUNIT_EXPECT_EQ(test, x->nr, 3UL);
+	twt_check(c);
+
+	/* Room while less than 15/16 full: 94 of 100 is not. */
+	c = twt_ix(test, 100, 100);
+	for (i = 0; i < 100; i++)
+		c->nodes[i].id = twt_rand(&seed);
+	for (i = 0; i < 94; i++)
+		twt_ins(c, i, i);
+	KUNIT_EXPECT_FALSE(test, tw_index_room(&c->x));
+	twt_check(c);
+	twt_rm(c, 50);
+	KUNIT_EXPECT_TRUE(test, tw_index_room(&c->x));
+	twt_ins(c, 99, 99);
+	KUNIT_EXPECT_FALSE(test, tw_index_room(&c->x));
+	twt_check(c);
+	for (i = 0; i < 94; i += 2)
+		if (i != 50)
+			twt_rm(c, i);
+	twt_check(c);
+}
+
+static void twt_index_want_size(struct kunit *test)
+{
+	struct tw_index x = { .size = 100 };
+
+	/* Grow when nr + extra is above 9/10 full, to 3/4 full. */
+	x.nr = 90;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
+	x.nr = 91;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 122UL);
+	x.nr = 80;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 10), 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 11), 122UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 220), 401UL);
+	x.nr = 0;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 91), 122UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 90), 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 25), 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 24), 64UL);
+
+	/* Shrink when nr + extra is below 1/4 full, to 3/4 full, not below 64. */
+	x.size = 200;
+	x.nr = 50;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
+	x.nr = 49;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 66UL);
+	x.nr = 10;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 64UL);
+	x.size = TW_IDX_MIN;
+	x.nr = 0;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
+	x.nr = 58;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 78UL);
+	x.nr = 57;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 1), 78UL);
+	x.size = TW_IDX_MIN + 1;
+	x.nr = 0;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 64UL);
+
+	/*
+	 * A shrink leaves room for the @extra ids the caller announced: with
+	 * them the table is not below 1/4 full, so it stays, and the new size
+	 * always holds nr + extra at 3/4 full (it cannot grow while it
+	 * migrates).
+	 */
+	x.size = 200;
+	x.nr = 49;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 1), 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 100), 0UL);
+	x.nr = 20;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 29), 66UL);
+
+	/* Nothing while a resize is migrating. */
+	x.old = (struct tw_ent *)&x;
+	x.nr = 1000;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
+	x.nr = 0;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
+	x.old = NULL;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 64UL);
+
+#if BITS_PER_LONG == 64
+	/* Sizes stop below 2^32. */
+	x.size = 4000000000UL;
+	x.nr = 3700000000UL;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), (unsigned long)U32_MAX);
+	x.size = U32_MAX;
+	x.nr = 4000000000UL;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
+#endif
+}
+
+/* Removes a present id from the old table (@old) or the new one. */
+static void twt_rm_from(struct twt_ix *c, bool old, u64 *seed)
+{
+	unsigned int i, j = twt_rand(seed) % c->nr;
+
+	for (i = 0; i < c->nr; i++, j = j + 1 == c->nr ? 0 : j + 1) {
+		struct tw_ent *e;
+
+		if (!twt_in(&c->nodes[j]))
+			continue;
+		e = tw_index_find(&c->x, c->nodes[j].id);
+		if (e && twt_in_tab(&c->x, e) != old) {
+			twt_rm(c, j);
+			return;
+		}
+	}
+}
+
+/*
+ * Resize from @from to @to slots with @nr0 ids in, one entry per step,
+ * while ids come and go: after every step the index is whole, and the old
+ * table comes back exactly once.  Then a resize in one call.
+ */
+static void twt_resize_steps(struct kunit *test, unsigned long from,
+			     unsigned long to, unsigned int nr0, u64 seed)
+{
+	const unsigned int nr = 400;
+	struct twt_ix *c = twt_ix(test, from, nr);
+	unsigned int i, step, next = nr0;
+
+	for (i = 0; i < nr; i++)
+		c->nodes[i].id = twt_rand(&seed);
+	for (i = 0; i < nr0; i++)
+		twt_ins(c, i, twt_rand(&seed) >> 2);
+	twt_check(c);
+	/* a grow for one more id, a shrink for none */
+	KUNIT_ASSERT_EQ(test, tw_index_want_size(&c->x, to > from), to);
+	twt_resize(c, to);
+	twt_check(c);
+	for (step = 0; step < 4 * from; step++) {
+		bool done = twt_migrate(c, 1);
+
+		twt_check(c);
+		if (done)
+			break;
+		KUNIT_EXPECT_NOT_NULL(test, c->x.old);
+		/* a new id, and one out of either table in turn */
+		twt_ins(c, next++, twt_rand(&seed) >> 2);
+		twt_rm_from(c, step & 1, &seed);
+		twt_check(c);
+	}
+	KUNIT_EXPECT_EQ(test, c->returned, 1UL);
+	KUNIT_EXPECT_NULL(test, c->x.old);
+	KUNIT_EXPECT_GE(test, step, nr0 / 2);
+	KUNIT_EXPECT_FALSE(test, twt_migrate(c, 1));
+	KUNIT_EXPECT_EQ(test, c->x.size, to);
+
+	/* Back in one call moving everything: the old table comes back. */
+	twt_resize(c, from);
+	KUNIT_EXPECT_TRUE(test, twt_migrate(c, 100000));
+	twt_check(c);
+	KUNIT_EXPECT_FALSE(test, twt_migrate(c, 100000));
+	KUNIT_EXPECT_EQ(test, c->returned, 2UL);
+}
+
+/* Grow 64 -> 78 slots when the 58th id is coming. */
+static void twt_index_grow_steps(struct kunit *test)
+{
+	twt_resize_steps(test, TW_IDX_MIN, 78, 57, 9);
+}
+
+/* Shrink 200 -> 66 slots with 49 ids: the old table mostly empty. */
+static void twt_index_shrink_steps(struct kunit *test)
+{
+	twt_resize_steps(test, 200, 66, 49, 13);
+}
+
+/*
+ * Between two dump calls the index changes: an id of nodes[@keep..) comes
+ * or goes, a resize (to any size that holds every id) starts or migrates
+ * a few entries.  Returns true when a resize started.
+ */
+static bool twt_mutate(struct twt_ix *c, unsigned int keep, u64 *seed)
+{
+	struct tw_index *x = &c->x;
+	unsigned int i = keep + twt_rand(seed) % (c->nr - keep);
+	unsigned long size;
+
+	if (twt_in(&c->nodes[i]))
+		twt_rm(c, i);
+	else if (tw_index_room(x))
+		twt_ins(c, i, twt_rand(seed) >> 2);
+	if (x->old) {
+		twt_migrate(c, 1 + twt_rand(seed) % 4);
+		return false;
+	}
+	if (twt_rand(seed) % 2)
+		return false;
+	size = max_t(unsigned long, TW_IDX_MIN, c->nr * 16 / 15 + 2);
+	twt_resize(c, size + twt_rand(seed) % 300);
+	return true;
+}
+
+/*
+ * One whole dump with @room entries per call and a budget that never runs
+ * out (small budgets: twt_index_dump_budget).
  * nodes[0..@keep) stay in the index throughout and must be listed exactly
- * once; nodes[@keep..@nr) come and go (when @mutate) and are listed at
- * most once, and only while present.  Keys come out strictly ascending.
+ * once; with @mutate the others come and go and are listed at most once,
+ * only while present; without, each present one exactly once.  Keys come
+ * out strictly ascending, within the cells the cursor moved over.
  * Returns the number of resizes started.
  */
-static unsigned int twt_dump_pass(struct kunit *test, struct tw_index *x,
-				  struct tw_node *nodes, unsigned int nr,
-				  unsigned int keep, unsigned long room,
-				  bool mutate, u64 *seed)
+static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
+				  unsigned long room, bool mutate, u64 *seed)
 {
-	unsigned int *seen = kunit_kcalloc(test, nr, sizeof(*seen), GFP_KERNEL);
+	struct kunit *test = c->test;
+	u8 *seen = kunit_kcalloc(test, c->nr, sizeof(*seen), GFP_KERNEL);
 	unsigned int i, calls = 0, resizes = 0;
-	struct tw_node *out[3];
+	struct tw_ent out[3];
 	u64 cursor = 0, last = 0;
 	bool any = false;
 
 	KUNIT_ASSERT_NOT_NULL(test, seen);
 	while (cursor < TW_CURSOR_END) {
-		unsigned long budget = 1 + twt_rand(seed) % 3, got, k;
-		u64 from = cursor;
+		unsigned long budget = 100000, got, k;
+		unsigned long r = room;
+		u64 from = cursor, pair;
 
-		got = tw_index_dump(x, &cursor, out, room, &budget);
-		KUNIT_ASSERT_LE(test, got, room);
-		KUNIT_ASSERT_TRUE_MSG(test, got || !budget || cursor >= TW_CURSOR_END,
-				      "stuck at cell %llu with room %lu",
-				      cursor, room);
-		KUNIT_EXPECT_GT(test, cursor, from);
+		got = tw_index_dump(&c->x, &cursor, out, r, &budget);
+		if (!got && budget && cursor < TW_CURSOR_END) {
+			/* the next cell holds two ids: only with room 1 */
+			KUNIT_ASSERT_EQ(test, r, 1UL);
+			pair = twt_id_of_key(cursor << 1);
+			KUNIT_EXPECT_NOT_NULL(test, tw_index_find(&c->x, pair));
+			pair = twt_id_of_key(cursor << 1 | 1);
+			KUNIT_EXPECT_NOT_NULL(test, tw_index_find(&c->x, pair));
+			r = 2;
+			got = tw_index_dump(&c->x, &cursor, out, r, &budget);
+			KUNIT_EXPECT_EQ(test, got, 2UL);
+		}
+		KUNIT_ASSERT_LE(test, got, r);
+		KUNIT_EXPECT_GT(test, budget, 0UL);
+		KUNIT_ASSERT_TRUE_MSG(test, got || cursor > from,
+				      "no progress at cell %llu, room %lu",
+				      cursor, r);
 		for (k = 0; k < got; k++) {
-			u64 key = tw_key(out[k]->id);
+			const struct tw_node *n = out[k].node;
+			u64 key = tw_key(out[k].id);
 
-			KUNIT_ASSERT_TRUE(test, out[k] >= nodes &&
-					  out[k] < nodes + nr);
-			KUNIT_EXPECT_TRUE(test, out[k]->expired);
+			KUNIT_ASSERT_TRUE(test, n >= c->nodes &&
+					  n < c->nodes + c->nr);
+			KUNIT_EXPECT_EQ(test, out[k].id, n->id);
+			KUNIT_EXPECT_TRUE(test, twt_in(n));
+			KUNIT_EXPECT_EQ(test, out[k].deadline,
+					twt_want_deadline(n));
 			KUNIT_EXPECT_GE(test, key >> 1, from);
 			KUNIT_EXPECT_LT(test, key >> 1, cursor);
 			if (any)
 				KUNIT_EXPECT_LT(test, last, key);
-			seen[out[k] - nodes]++;
+			seen[n - c->nodes]++;
 			last = key;
 			any = true;
 		}
 		KUNIT_ASSERT_LT(test, ++calls, 200000U);
 		if (mutate)
-			resizes += twt_mutate(test, x, nodes + keep, nr - keep,
-					      seed);
+			resizes += twt_mutate(c, keep, seed);
 	}
 	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < c->nr; i++) {
+		const struct tw_node *n = &c->nodes[i];
+
 		if (i < keep || !mutate)
-			KUNIT_EXPECT_EQ_MSG(test, seen[i], i < keep ? 1U :
-					    (unsigned int)nodes[i].expired,
-					    "room %lu, id %llu", room,
-					    nodes[i].id);
+			KUNIT_EXPECT_EQ_MSG(test, seen[i],
+					    i < keep ? 1U : (unsigned int)twt_in(n),
+					    "room %lu, id %llu", room, n->id);
 		else
 			KUNIT_EXPECT_LE(test, seen[i], 1U);
 	}
-	twt_check_index(test, x);
+	twt_check(c);
+	kunit_kfree(test, seen);
 	return resizes;
 }
 
 static void twt_index_dump_resize(struct kunit *test)
 {
 	const unsigned int nr = 400, keep = 150;
-	struct tw_index *x = twt_index(test, TW_IDX_MIN_BITS);
-	struct tw_node *nodes = twt_nodes(test, nr);
+	struct twt_ix *c = twt_ix(test, 500, nr);
 	unsigned long room;
 	u64 seed = 17;
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
-		nodes[i].id = twt_rand(&seed);
+		c->nodes[i].id = twt_rand(&seed);
+		/* a few pairs of ids in one cell */
+		if (i % 50 == 1)
+			c->nodes[i].id = twt_id_of_key(tw_key(c->nodes[i - 1].id) ^ 1);
 		if (i < keep || i % 2)
-			twt_insert(test, x, &nodes[i]);
+			twt_ins(c, i, twt_rand(&seed) >> 2);
 	}
+	twt_check(c);
 	for (room = 1; room <= 3; room++) {
-		KUNIT_EXPECT_GT(test, twt_dump_pass(test, x, nodes, nr, keep,
-						    room, true, &seed), 0U);
-		/* Finish any resize, then a dump of a quiet index. */
-		while (x->old)
-			tw_index_migrate(x, 1);
-		twt_dump_pass(test, x, nodes, nr, keep, room, false, &seed);
+		KUNIT_EXPECT_GT(test, twt_dump_pass(c, keep, room, true, &seed),
+				0U);
+		/* A dump of a quiet index, half-way through a resize. */
+		for (i = 0; c->old && i < 1000; i++)
+			twt_migrate(c, 7);
+		twt_resize(c, 450 + room);
+		twt_migrate(c, 50);
+		KUNIT_EXPECT_NOT_NULL(test, c->x.old);
+		twt_dump_pass(c, keep, room, false, &seed);
+		for (i = 0; c->old && i < 1000; i++)
+			twt_migrate(c, 7);
+		KUNIT_ASSERT_NULL(test, c->old);
+		twt_dump_pass(c, keep, room, false, &seed);
 	}
 }
 
@@ -1499,10 +1838,10 @@ static void twt_index_dump_resize(struct kunit *test)
 static void twt_index_dump_cell(struct kunit *test)
 {
 	const u64 half = BIT_ULL(63);
-	struct tw_index *x = twt_index(test, TW_IDX_MIN_BITS);
-	struct tw_node *k = twt_nodes(test, 5);
-	unsigned long budget = 100, got;
-	struct tw_node *out[3];
+	struct twt_ix *c = twt_ix(test, 100, 7);
+	struct tw_node *k = c->nodes;
+	unsigned long budget = 1000, got;
+	struct tw_ent out[3];
 	u64 cursor = 0;
 	unsigned int i;
 
@@ -1512,88 +1851,497 @@ static void twt_index_dump_cell(struct kunit *test)
 	k[3].id = twt_id_of_key(half + 4);
 	k[4].id = twt_id_of_key(3ULL << 62);
 	for (i = 0; i < 5; i++)
-		twt_insert(test, x, &k[i]);
+		twt_ins(c, i, 10 + i);
+	KUNIT_EXPECT_EQ(test, tw_key(k[2].id) >> 1, tw_key(k[1].id) >> 1);
 
 	/* Room 1: k[0], then the pair does not fit. */
-	got = tw_index_dump(x, &cursor, out, 1, &budget);
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
 	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0], &k[0]);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[0]);
+	KUNIT_EXPECT_EQ(test, out[0].id, k[0].id);
+	KUNIT_EXPECT_EQ(test, out[0].deadline, 10ULL);
 	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(61) + 1);
-	got = tw_index_dump(x, &cursor, out, 1, &budget);
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
 	KUNIT_EXPECT_EQ(test, got, 0UL);
 	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62));
 	KUNIT_EXPECT_GT(test, budget, 0UL);
 	/* The same cursor with room 2 gets both. */
-	got = tw_index_dump(x, &cursor, out, 2, &budget);
+	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
 	KUNIT_EXPECT_EQ(test, got, 2UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0], &k[1]);
-	KUNIT_EXPECT_PTR_EQ(test, out[1], &k[2]);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[1]);
+	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[2]);
+	KUNIT_EXPECT_EQ(test, out[1].deadline, 12ULL);
 	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62) + 1);
-	got = tw_index_dump(x, &cursor, out, 3, &budget);
+	got = tw_index_dump(&c->x, &cursor, out, 3, &budget);
 	KUNIT_EXPECT_EQ(test, got, 2UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0], &k[3]);
-	KUNIT_EXPECT_PTR_EQ(test, out[1], &k[4]);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[3]);
+	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[4]);
 	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
+	KUNIT_EXPECT_GT(test, budget, 0UL);
 
-	/* Room 2 after one node: the pair waits for the next call. */
+	/* Room 2 after one entry: the pair waits for the next call. */
 	cursor = 0;
-	budget = 100;
-	got = tw_index_dump(x, &cursor, out, 2, &budget);
+	budget = 1000;
+	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
 	KUNIT_EXPECT_EQ(test, got, 1UL);
 	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62));
-	got = tw_index_dump(x, &cursor, out, 3, &budget);
+	got = tw_index_dump(&c->x, &cursor, out, 3, &budget);
 	KUNIT_EXPECT_EQ(test, got, 3UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[2], &k[3]);
+	KUNIT_EXPECT_PTR_EQ(test, out[2].node, &k[3]);
 	KUNIT_EXPECT_EQ(test, cursor, ((half + 4) >> 1) + 1);
 
-	/* At the end: nothing, no budget spent.  Budget 1: one bucket. */
+	/* At the end: nothing, no budget spent. */
 	cursor = TW_CURSOR_END;
 	got = budget;
-	KUNIT_EXPECT_EQ(test, tw_index_dump(x, &cursor, out, 3, &budget), 0UL);
+	KUNIT_EXPECT_EQ(test, tw_index_dump(&c->x, &cursor, out, 3, &budget),
+			0UL);
 	KUNIT_EXPECT_EQ(test, budget, got);
 	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
+	/* Budget 1: slot 0 (empty) seen, every key below slot 1's too. */
 	cursor = 0;
 	budget = 1;
-	KUNIT_EXPECT_EQ(test, tw_index_dump(x, &cursor, out, 3, &budget), 0UL);
-	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(57));
+	KUNIT_EXPECT_EQ(test, tw_index_dump(&c->x, &cursor, out, 3, &budget),
+			0UL);
+	KUNIT_EXPECT_EQ(test, cursor, twt_home_key(1, 100) >> 1);
 	KUNIT_EXPECT_EQ(test, budget, 0UL);
+
+	/* A pair split over the two tables of a resize: 2c old, 2c + 1 new. */
+	k[5].id = twt_id_of_key(half + 8);
+	k[6].id = twt_id_of_key(half + 9);
+	twt_ins(c, 5, 15);
+	twt_resize(c, 150);
+	twt_ins(c, 6, 16);
+	KUNIT_EXPECT_FALSE(test, twt_in_tab(&c->x, tw_index_find(&c->x, k[5].id)));
+	cursor = (half + 6) >> 1;
+	budget = 1000;
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
+	KUNIT_EXPECT_EQ(test, got, 0UL);
+	KUNIT_EXPECT_EQ(test, cursor, (half + 8) >> 1);
+	KUNIT_EXPECT_GT(test, budget, 0UL);
+	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
+	KUNIT_EXPECT_EQ(test, got, 2UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[5]);
+	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[6]);
+	KUNIT_EXPECT_EQ(test, out[1].deadline, 16ULL);
+	KUNIT_EXPECT_EQ(test, cursor, ((half + 8) >> 1) + 1);
+	twt_check(c);
+}
+
+/*
+ * Dump from @cursor to the end with @budget slots and @room entries a
+ * call, counting each node listed in c->seen, keys strictly ascending.
+ * Returns false if the cursor got stuck: three calls in a row listed
+ * nothing and left it where it was.
+ */
+static bool twt_dump_all(struct twt_ix *c, u64 cursor, unsigned long budget,
+			 unsigned long room)
+{
+	struct kunit *test = c->test;
+	unsigned int calls = 0, stuck = 0;
+	struct tw_ent out[3];
+	u64 last = 0;
+	bool any = false;
+
+	memset(c->seen, 0, c->nr);
+	while (cursor < TW_CURSOR_END) {
+		unsigned long left = budget, got, k;
+		u64 from = cursor;
+
+		got = tw_index_dump(&c->x, &cursor, out, room, &left);
+		KUNIT_EXPECT_LE(test, got, room);
+		KUNIT_EXPECT_LE(test, left, budget);
+		KUNIT_EXPECT_GE(test, cursor, from);
+		for (k = 0; k < got; k++) {
+			const struct tw_node *n = out[k].node;
+			u64 key = tw_key(out[k].id);
+
+			KUNIT_ASSERT_TRUE(test, n >= c->nodes &&
+					  n < c->nodes + c->nr);
+			KUNIT_EXPECT_GE(test, key >> 1, from);
+			KUNIT_EXPECT_LT(test, key >> 1, cursor);
+			if (any)
+				KUNIT_EXPECT_LT(test, last, key);
+			last = key;
+			any = true;
+			c->seen[n - c->nodes]++;
+		}
+		stuck = got || cursor > from ? 0 : stuck + 1;
+		if (stuck == 3) {
+			KUNIT_FAIL(test, "budget %lu room %lu: stuck at cell %llx after %u calls",
+				   budget, room, cursor, calls);
+			return false;
+		}
+		KUNIT_ASSERT_LT(test, ++calls, 100000U);
+	}
+	return true;
+}
+
+/* Every node of @c in the index was listed exactly once, no other one. */
+static void twt_expect_seen(struct twt_ix *c, unsigned long budget,
+			    unsigned long room)
+{
+	unsigned int i, wrong = 0;
+	u64 key = 0;
+
+	for (i = 0; i < c->nr; i++) {
+		if (c->seen[i] == twt_in(&c->nodes[i]))
+			continue;
+		if (!wrong++)
+			key = tw_key(c->nodes[i].id);
+	}
+	KUNIT_EXPECT_EQ_MSG(c->test, wrong, 0U,
+			    "budget %lu room %lu: %u ids not listed once, the first key %llx",
+			    budget, room, wrong, key);
+}
+
+/*
+ * The smallest budgets: each call either lists something or moves the
+ * cursor, and the whole dump lists every id once, in key order.
+ */
+static void twt_index_dump_budget(struct kunit *test)
+{
+	static const unsigned long budgets[] = { 1, 2, 3, 4, 16 };
+	const u64 s = BIT_ULL(58);	/* 2^64 / 64: the keys of a slot */
+	struct twt_ix *c;
+	unsigned long b, room;
+	unsigned int i;
+	u64 seed = 29;
+
+	/*
+	 * Keys at home 5 in slots 5, 6 and 7 of 64, the dump starting between
+	 * the first two: with the budget spent in slot 5 or 6, the two keys
+	 * of home 5 that sit in slots 6 and 7 are still to come.
+	 */
+	c = twt_ix(test, TW_IDX_MIN, 3);
+	for (i = 0; i < 3; i++)
+		c->nodes[i].id = twt_id_of_key(5 * s + 10 + 10 * i);
+	for (i = 0; i < 3; i++)
+		twt_ins(c, i, i);
+	KUNIT_EXPECT_PTR_EQ(test, c->x.tab[7].node, &c->nodes[2]);
+	for (b = 1; b <= 3; b++) {
+		if (!twt_dump_all(c, (5 * s + 15) >> 1, b, 3))
+			continue;
+		KUNIT_EXPECT_EQ(test, c->seen[0], 0);
+		KUNIT_EXPECT_EQ_MSG(test, c->seen[1], 1, "budget %lu", b);
+		KUNIT_EXPECT_EQ_MSG(test, c->seen[2], 1, "budget %lu", b);
+	}
+
+	/* The walk crosses the end of the table as the budget runs out. */
+	c = twt_ix(test, TW_IDX_MIN, 2);
+	c->nodes[0].id = twt_id_of_key(62 * s + 1);
+	c->nodes[1].id = twt_id_of_key(63 * s + 1);
+	twt_ins(c, 0, 0);
+	for (b = 1; b <= 3; b++) {
+		/* the id's cell is below this cursor: nothing is listed */
+		if (twt_dump_all(c, (62 * s + 2) >> 1, b, 3))
+			KUNIT_EXPECT_EQ(test, c->seen[0], 0);
+		if (twt_dump_all(c, 0, b, 3))
+			twt_expect_seen(c, b, 3);
+	}
+	twt_ins(c, 1, 1);
+	for (b = 1; b <= 3; b++)
+		if (twt_dump_all(c, 0, b, 3))
+			twt_expect_seen(c, b, 3);
+
+	/*
+	 * Slot 1 of 100 starts at an odd key: the cell of its first key
+	 * straddles slots 0 and 1.
+	 */
+	c = twt_ix(test, 100, 1);
+	KUNIT_EXPECT_TRUE(test, twt_home_key(1, 100) & 1);
+	c->nodes[0].id = twt_id_of_key(50 * twt_home_key(1, 100));
+	twt_ins(c, 0, 0);
+	for (b = 1; b <= 2; b++)
+		if (twt_dump_all(c, twt_home_key(1, 100) >> 1, b, 1))
+			twt_expect_seen(c, b, 1);
+
+	/* Random ids half-way through a resize, 100 -> 150 slots. */
+	c = twt_ix(test, 100, 120);
+	for (i = 0; i < c->nr; i++) {
+		c->nodes[i].id = twt_rand(&seed);
+		if (i < 80)
+			twt_ins(c, i, i);
+	}
+	twt_resize(c, 150);
+	twt_migrate(c, 30);
+	for (i = 80; i < c->nr; i++)
+		twt_ins(c, i, i);
+	twt_check(c);
+	for (i = 0; i < ARRAY_SIZE(budgets); i++) {
+		b = budgets[i];
+		for (room = 1; room <= 3; room++)
+			if (twt_dump_all(c, 0, b, room))
+				twt_expect_seen(c, b, room);
+	}
+	twt_check(c);
 }
 
 /* Tear-down: every node popped once, in the middle of a resize too. */
 static void twt_index_pop(struct kunit *test)
 {
 	const unsigned int nr = 150;
-	struct tw_index *x = twt_index(test, TW_IDX_MIN_BITS);
-	struct tw_node *nodes = twt_nodes(test, nr);
-	unsigned long pos = 0, popped = 0, i;
+	struct twt_ix *c = twt_ix(test, 170, nr);
+	struct tw_index *x = &c->x;
+	unsigned long pos = 0, popped = 0, last = 0;
 	struct tw_node *n;
 	u64 seed = 23;
+	unsigned int i;
 
 	KUNIT_EXPECT_NULL(test, tw_index_pop(x, &pos));
 	KUNIT_EXPECT_EQ(test, pos, 0UL);
 	for (i = 0; i < nr; i++) {
-		nodes[i].id = twt_rand(&seed);
-		twt_insert(test, x, &nodes[i]);
+		c->nodes[i].id = twt_rand(&seed);
+		if (i < 120)
+			twt_ins(c, i, i);
 	}
-	tw_index_start_resize(x, twt_table(test, 7), 7);
-	tw_index_migrate(x, 10);
-	/* tw_index_pop() trusts x->nr: a lost node would make it overrun. */
-	KUNIT_ASSERT_EQ(test, twt_check_index(test, x), (unsigned long)nr);
+	twt_resize(c, 210);
+	twt_migrate(c, 50);
+	for (i = 120; i < nr; i++)
+		twt_ins(c, i, i);
+	twt_check(c);
+	KUNIT_ASSERT_GT(test, x->nr_old, 0UL);
+	KUNIT_ASSERT_GT(test, x->nr_tab, 0UL);
 	while ((n = tw_index_pop(x, &pos))) {
-		KUNIT_ASSERT_TRUE(test, n >= nodes && n < nodes + nr);
-		KUNIT_EXPECT_EQ_MSG(test, n->expired, 1ULL, "id %llu twice", n->id);
-		KUNIT_EXPECT_NULL(test, n->hnext);
-		n->expired = 0;
+		unsigned long nr_left = x->nr;
+
+		KUNIT_ASSERT_TRUE(test, n >= c->nodes && n < c->nodes + nr);
+		KUNIT_EXPECT_TRUE_MSG(test, twt_in(n), "id %llu twice", n->id);
+		KUNIT_EXPECT_GE(test, pos, last);
+		KUNIT_EXPECT_EQ(test, nr_left, nr - popped - 1);
+		KUNIT_EXPECT_EQ(test, x->nr_tab + x->nr_old, nr_left);
+		n->deadline = 0;
+		last = pos;
 		KUNIT_ASSERT_LE(test, ++popped, (unsigned long)nr);
-		if (popped == nr / 2) {
-			twt_check_index(test, x);
-			twt_check_find(test, x, nodes, nr);
-		}
 	}
 	KUNIT_EXPECT_EQ(test, popped, (unsigned long)nr);
 	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, 0UL);
+	KUNIT_EXPECT_EQ(test, x->nr_old, 0UL);
 	KUNIT_EXPECT_NULL(test, tw_index_pop(x, &pos));
-	KUNIT_EXPECT_EQ(test, twt_check_index(test, x), 0UL);
+	for (i = 0; i < x->size; i++)
+		KUNIT_EXPECT_NULL(test, x->tab[i].node);
+	for (i = 0; i < x->old_size; i++)
+		KUNIT_EXPECT_NULL(test, x->old[i].node);
+}
+
+/*
+ * Random inserts, removes, finds, deadline writes, resizes (asked for by
+ * tw_index_want_size() or of any size that holds the ids) and migration
+ * steps, checked against the test's record after every step.
+ */
+static void twt_index_random(struct kunit *test)
+{
+	const unsigned int nr = 300, steps = 3000;
+	struct twt_ix *c = twt_ix(test, TW_IDX_MIN, nr);
+	struct tw_index *x = &c->x;
+	unsigned int i, step, ops[6] = {};
+	u64 seed = 31;
+
+	for (i = 0; i < nr; i++) {
+		u64 key = twt_rand(&seed);
+
+		/* runs of near keys, cell pairs, and keys at the very top */
+		if (i % 3 == 1)
+			key = tw_key(c->nodes[i - 1].id) + 1 + i % 4;
+		if (i % 29 == 0)
+			key = U64_MAX - i;
+		c->nodes[i].id = twt_id_of_key(key);
+	}
+	for (i = 0; i < nr; i++) {
+		unsigned int j;
+
+		for (j = 0; j < i; j++)
+			KUNIT_ASSERT_NE(test, c->nodes[i].id, c->nodes[j].id);
+	}
+	for (step = 0; step < steps; step++) {
+		u64 r = twt_rand(&seed);
+		unsigned int op = r % 16, j = (r >> 8) % nr;
+		struct tw_node *n = &c->nodes[j];
+		unsigned long size;
+		struct tw_ent *e;
+
+		/* inserts favoured in the first half, removes after */
+		if (op < 6 && step >= steps / 2 && (r >> 32) % 3)
+			op = 6;
+		if (op < 6) {
+			/* room, and room in the new table for all */
+			if (!twt_in(n) && tw_index_room(x) &&
+			    x->nr + 1 < x->size - x->size / 16) {
+				twt_ins(c, j, (r >> 20) & ~TW_NODE_FLAG);
+				ops[0]++;
+			}
+		} else if (op < 10) {
+			if (twt_in(n)) {
+				twt_rm(c, j);
+				ops[1]++;
+			}
+		} else if (op < 12) {
+			e = tw_index_find(x, n->id);
+			KUNIT_ASSERT_PTR_EQ(test, e ? e->node : NULL,
+					    twt_in(n) ? n : NULL);
+			if (e) {
+				e->deadline = r >> 1;
+				n->deadline = TW_NODE_FLAG | r >> 1;
+			}
+			ops[2]++;
+		} else if (op < 13 && !x->old) {
+			size = tw_index_want_size(x, (r >> 40) % 20);
+			if (!size && (r >> 50) % 2)
+				size = max_t(unsigned long, TW_IDX_MIN,
+					     x->nr * 16 / 15 + 2) +
+				       (r >> 52) % 200;
+			if (size) {
+				KUNIT_ASSERT_GE(test, size, x->nr + 1);
+				twt_resize(c, size);
+				ops[3]++;
+			}
+		} else if (x->old) {
+			ops[4] += twt_migrate(c, 1 + (r >> 40) % 3);
+			ops[5]++;
+		}
+		twt_check(c);
+	}
+	kunit_info(test, "%u ins %u rm %u find %u resizes, %u done, %u migrate calls",
+		   ops[0], ops[1], ops[2], ops[3], ops[4], ops[5]);
+	KUNIT_EXPECT_GT(test, ops[3], 10U);
+	KUNIT_EXPECT_GE(test, ops[4] + 1, ops[3]);
+	KUNIT_EXPECT_EQ(test, c->returned, (unsigned long)ops[4]);
+}
+
+/*
+ * With w->idx set, the entry's deadline is the one that counts: a node
+ * whose entry moved later is re-slotted (not expired) when its old slot
+ * comes due, expires at the entry's deadline, and its entry gets
+ * TW_ENT_QUEUED; never early.  Lookups go to both tables of a resize.
+ */
+static void twt_wheel_index(struct kunit *test)
+{
+	const unsigned int nr = 64;
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
+	struct twt_ix *c = twt_ix(test, 100, nr);
+	struct tw_node *n = twt_nodes(test, nr);
+	struct tw_ent *ent[6];
+	u64 seed = 37, *ticks;
+	unsigned int i;
+
+	KUNIT_EXPECT_NULL(test, w->idx);
+	w->idx = &c->x;
+	/*
+	 * 0: entry moved 10 -> 50 ms; 1: 10 -> 70000 ms (level 2);
+	 * 2: unchanged; 3: not in the index; 4: 10 ms -> 10 ms + 1 ns;
+	 * 5: entry 10 ms, node 5 ms (the node's word is overwritten).
+	 */
+	for (i = 0; i < 6; i++) {
+		n[i].id = 1000 + i;
+		n[i].deadline = 10 * TWT_MS;
+		if (i != 3)
+			ent[i] = tw_index_insert(w->idx, &n[i], 10 * TWT_MS);
+	}
+	n[5].deadline = 5 * TWT_MS;
+	for (i = 0; i < 6; i++)
+		tw_wheel_add(w, &n[i]);
+	tw_index_find(w->idx, n[0].id)->deadline = 50 * TWT_MS;
+	tw_index_find(w->idx, n[1].id)->deadline = 70000 * TWT_MS;
+	tw_index_find(w->idx, n[4].id)->deadline = 10 * TWT_MS + 1;
+	twt_expect_at(test, w, &n[5], 0, 5);
+	/* A resize not started migrating: every lookup is in the old table. */
+	twt_resize(c, 150);
+
+	twt_advance(test, w, 5 * TWT_MS);
+	twt_expect_armed(test, w, &n[5]);
+	twt_expect_at(test, w, &n[5], 0, 10);
+	KUNIT_EXPECT_EQ(test, tw_node_deadline(&n[5]), 10 * TWT_MS);
+	twt_advance(test, w, 10 * TWT_MS - 1);
+	for (i = 0; i < 6; i++)
+		twt_expect_armed(test, w, &n[i]);
+	twt_advance(test, w, 10 * TWT_MS);
+	twt_expect_armed(test, w, &n[0]);
+	twt_expect_at(test, w, &n[0], 0, 50);
+	KUNIT_EXPECT_EQ(test, tw_node_deadline(&n[0]), 50 * TWT_MS);
+	twt_expect_armed(test, w, &n[1]);
+	twt_expect_at(test, w, &n[1], 2, 17);
+	twt_expect_expired(test, w, &n[2], 10 * TWT_MS);
+	twt_expect_expired(test, w, &n[3], 10 * TWT_MS);
+	twt_expect_armed(test, w, &n[4]);
+	twt_expect_at(test, w, &n[4], 0, 11);
+	twt_expect_expired(test, w, &n[5], 10 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, w->reslots, 4ULL);
+	for (i = 0; i < 6; i++) {
+		const struct tw_ent *e = tw_index_find(w->idx, n[i].id);
+
+		if (i == 3) {
+			KUNIT_EXPECT_NULL(test, e);
+			continue;
+		}
+		KUNIT_ASSERT_NOT_NULL(test, e);
+		KUNIT_EXPECT_PTR_EQ(test, e, ent[i]);
+		KUNIT_EXPECT_EQ_MSG(test, tw_ent_queued(e), i == 2 || i == 5,
+				    "id %llu", n[i].id);
+	}
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(ent[2]), 10 * TWT_MS);
+
+	/* Half-way through the resize: lookups in either table. */
+	twt_migrate(c, 2);
+	twt_advance(test, w, 11 * TWT_MS - 1);
+	twt_expect_armed(test, w, &n[4]);
+	twt_advance(test, w, 11 * TWT_MS);
+	twt_expect_expired(test, w, &n[4], 11 * TWT_MS);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(tw_index_find(w->idx, n[4].id)));
+	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS - 1);
+	/* Moved again, by the entry alone, while in slot 50. */
+	tw_index_find(w->idx, n[0].id)->deadline = 60 * TWT_MS;
+	twt_advance(test, w, 59 * TWT_MS);
+	twt_expect_armed(test, w, &n[0]);
+	twt_expect_at(test, w, &n[0], 0, 60);
+	KUNIT_EXPECT_FALSE(test, tw_ent_queued(tw_index_find(w->idx, n[0].id)));
+	twt_advance(test, w, 60 * TWT_MS);
+	twt_expect_expired(test, w, &n[0], 60 * TWT_MS);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(tw_index_find(w->idx, n[0].id)));
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(tw_index_find(w->idx, n[0].id)),
+			60 * TWT_MS);
+	for (i = 0; c->old && i < 1000; i++)
+		twt_migrate(c, 1);
+	KUNIT_ASSERT_NULL(test, c->old);
+	twt_advance(test, w, 70000 * TWT_MS - 1);
+	twt_expect_armed(test, w, &n[1]);
+	twt_advance(test, w, 70000 * TWT_MS);
+	twt_expect_expired(test, w, &n[1], 70000 * TWT_MS);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(tw_index_find(w->idx, n[1].id)));
+	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS - 1);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 6UL);
+
+	/* Random: entries moved later (some twice), driven by wake-ups. */
+	w = twt_wheel(test, TWT_MS, 1000 * TWT_MS);
+	c = twt_ix(test, 100, nr);
+	w->idx = &c->x;
+	ticks = kunit_kcalloc(test, nr, sizeof(*ticks), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ticks);
+	for (i = 0; i < nr; i++) {
+		u64 d = twt_rand(&seed) % (100000 * TWT_MS);
+		struct tw_ent *e;
+
+		c->nodes[i].id = twt_rand(&seed);
+		c->nodes[i].deadline = 1000 * TWT_MS +
+				       (d >> (twt_rand(&seed) % 8));
+		e = tw_index_insert(w->idx, &c->nodes[i],
+				    c->nodes[i].deadline);
+		tw_wheel_add(w, &c->nodes[i]);
+		if (i % 2)
+			e->deadline += twt_rand(&seed) % (200000 * TWT_MS);
+		if (i % 4 == 1)
+			e->deadline += twt_rand(&seed) % (200 * TWT_MS);
+		ticks[i] = tw_ticks(w, e->deadline);
+	}
+	twt_run_ticks(test, w, c->nodes, nr, ticks);
+	for (i = 0; i < nr; i++) {
+		const struct tw_ent *e = tw_index_find(w->idx, c->nodes[i].id);
+
+		KUNIT_ASSERT_NOT_NULL(test, e);
+		KUNIT_EXPECT_TRUE(test, tw_ent_queued(e));
+	}
+	KUNIT_EXPECT_GT(test, w->reslots, (u64)nr / 2);
+	KUNIT_EXPECT_LT(test, w->late_max, TWT_MS);
 }
 
 static struct kunit_case twt_cases[] = {
@@ -1617,13 +2365,16 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_budget_one),
 	KUNIT_CASE(twt_budget_zero),
 	KUNIT_CASE(twt_budget_pause_in_drain),
+	KUNIT_CASE(twt_wheel_index),
 	KUNIT_CASE(twt_index_basic),
-	KUNIT_CASE(twt_index_want_bits),
+	KUNIT_CASE(twt_index_want_size),
 	KUNIT_CASE(twt_index_grow_steps),
 	KUNIT_CASE(twt_index_shrink_steps),
 	KUNIT_CASE(twt_index_dump_resize),
 	KUNIT_CASE(twt_index_dump_cell),
+	KUNIT_CASE(twt_index_dump_budget),
 	KUNIT_CASE(twt_index_pop),
+	KUNIT_CASE(twt_index_random),
 	{}
 };
 

@@ -20,7 +20,7 @@
  *
  * Every critical section is bounded, whatever the number of ids: write(),
  * ARM, CANCEL, DUMP and read() work in chunks of at most TW_CHUNK entries
- * (16..64), the expiry work moves at most TW_EXPIRE_BATCH nodes per hold,
+ * (8..64), the expiry work moves at most TW_EXPIRE_BATCH nodes per hold,
  * and the index is resized incrementally (a few entries per chunk).  The
  * lock is dropped between chunks.
  *
@@ -69,7 +69,8 @@
 #endif
 
 #define TW_CHUNK		64	/* ids per write()/CANCEL lock hold */
-#define TW_ARM_CHUNK		16	/* ARM/DUMP entries per lock hold */
+#define TW_ARM_CHUNK		16	/* ARM entries per lock hold */
+#define TW_DUMP_CHUNK		8	/* DUMP entries per lock hold */
 #define TW_READ_CHUNK		16	/* events per read() lock hold */
 #define TW_READ_FAULT_IN	65536	/* read() buffer checked at a time */
 #define TW_EXPIRE_BATCH		1024	/* nodes per expiry lock hold */
@@ -909,8 +910,8 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 
 static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 {
-	struct tw_ent ents[TW_ARM_CHUNK];
-	struct twheel_arm out[TW_ARM_CHUNK];
+	struct tw_ent ents[TW_DUMP_CHUNK];
+	struct twheel_arm out[TW_DUMP_CHUNK];
 	struct twheel_dump d;
 	u64 bytes, done = 0;
 	int err = 0;
@@ -922,7 +923,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 	    check_mul_overflow(d.count, (u64)sizeof(out[0]), &bytes))
 		return -EINVAL;
 	while (done < d.count && d.cursor < TW_CURSOR_END) {
-		unsigned long room = min_t(u64, d.count - done, TW_ARM_CHUNK);
+		unsigned long room = min_t(u64, d.count - done, TW_DUMP_CHUNK);
 		unsigned long slots = TW_DUMP_SLOTS, nr, i;
 		u64 cursor = d.cursor;
 

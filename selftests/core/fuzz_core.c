@@ -384,17 +384,19 @@ static void check_wheel(void)
 	}
 }
 
-/* tw_index_want_size() as documented: grow above 9/10, shrink below 1/4. */
+/*
+ * tw_index_want_size() as documented: nr + extra above 9/10 grows, below
+ * 1/4 shrinks, to 3/4 full.
+ */
 static unsigned long model_want(unsigned long extra)
 {
 	u64 want = (u64)nr_present + extra;
 
 	if (mold)
 		return 0;
-	if (want * 10 > (u64)msize * 9)
+	if (want * 10 > (u64)msize * 9 ||
+	    (msize > TW_IDX_MIN && want * 4 < msize))
 		want = want * 4 / 3 + 1;
-	else if (msize > TW_IDX_MIN && (u64)nr_present * 4 < msize)
-		want = (u64)nr_present * 4 / 3 + 1;
 	else
 		return 0;
 	want = umax(want, TW_IDX_MIN);
