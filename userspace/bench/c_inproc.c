@@ -76,15 +76,12 @@ static void ip_maintain(struct ip *p, unsigned long ids)
 }
 
 /*
- * Whether a new id fits: the table new ids go to has room, and would still
- * have it with every entry of the old table migrated into it (else a later
- * tw_index_migrate() would find the table full).  The batches' own
- * maintenance keeps this true; ip_make_room() is the fallback.
+ * Whether a new id fits: tw_index_room().  The batches' own maintenance
+ * keeps this true; ip_make_room() is the fallback.
  */
 static bool ip_room(const struct ip *p)
 {
-	return tw_index_room(&p->x) &&
-	       p->x.nr < p->x.size - p->x.size / 16;
+	return tw_index_room(&p->x);
 }
 
 static void ip_make_room(struct ip *p)
