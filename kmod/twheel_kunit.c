@@ -1547,55 +1547,35 @@ static void twt_index_basic(struct kunit *test)
 
 static void twt_index_want_size(struct kunit *test)
 {
-	struct tw_index x = { .size = 100 };
-
-	/* Grow when nr + extra is above 9/10 full, to 3/4 full. */
-	x.nr = 90;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
-	x.nr = 91;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 122UL);
-	x.nr = 80;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 10), 0UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 11), 122UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 220), 401UL);
-	x.nr = 0;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 91), 122UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 90), 0UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 25), 0UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 24), 64UL);
-
-	/* Shrink when nr + extra is below 1/4 full, to 3/4 full, not below 64. */
-	x.size = 200;
-	x.nr = 50;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
-	x.nr = 49;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 66UL);
-	x.nr = 10;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 64UL);
-	x.size = TW_IDX_MIN;
-	x.nr = 0;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
-	x.nr = 58;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 78UL);
-	x.nr = 57;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 1), 78UL);
-	x.size = TW_IDX_MIN + 1;
-	x.nr = 0;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 64UL);
-
 	/*
-	 * A shrink leaves room for the @extra ids the caller announced: with
-	 * them the table is not below 1/4 full, so it stays, and the new size
-	 * always holds nr + extra at 3/4 full (it cannot grow while it
-	 * migrates).
+	 * Grow when nr + extra is above 9/10 full, shrink when it is below
+	 * 1/4 full (not below 64 slots), either way to 3/4 full.  A shrink
+	 * leaves room for the @extra ids the caller announced: the new size
+	 * holds nr + extra at 3/4 full (it cannot grow while it migrates).
 	 */
-	x.size = 200;
-	x.nr = 49;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 1), 0UL);
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 100), 0UL);
-	x.nr = 20;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 29), 66UL);
+	static const struct {
+		unsigned long size, nr, extra, want;
+	} cases[] = {
+		{ 100, 90, 0, 0 }, { 100, 91, 0, 122 },
+		{ 100, 80, 10, 0 }, { 100, 80, 11, 122 }, { 100, 80, 220, 401 },
+		{ 100, 0, 91, 122 }, { 100, 0, 90, 0 },
+		{ 100, 0, 25, 0 }, { 100, 0, 24, 64 },
+		{ 200, 50, 0, 0 }, { 200, 49, 0, 66 }, { 200, 10, 0, 64 },
+		{ TW_IDX_MIN, 0, 0, 0 }, { TW_IDX_MIN, 58, 0, 78 },
+		{ TW_IDX_MIN, 57, 0, 0 }, { TW_IDX_MIN, 57, 1, 78 },
+		{ TW_IDX_MIN + 1, 0, 0, 64 },
+		{ 200, 49, 1, 0 }, { 200, 49, 100, 0 }, { 200, 20, 29, 66 },
+	};
+	struct tw_index x = { .size = 100 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		x.size = cases[i].size;
+		x.nr = cases[i].nr;
+		KUNIT_EXPECT_EQ_MSG(test, tw_index_want_size(&x, cases[i].extra),
+				    cases[i].want, "size %lu nr %lu extra %lu",
+				    cases[i].size, cases[i].nr, cases[i].extra);
+	}
 
 	/* Nothing while a resize is migrating. */
 	x.old = (struct tw_ent *)&x;

@@ -13,7 +13,8 @@
  * wh->lock, a mutex, protects the wheel, the index, the configuration and
  * the counters of one fd.  It is only taken in process context: the hrtimer
  * callback does nothing but queue wh->work, and that work runs the wheel
- * under the lock.  Exceptions: the wait queue has its own lock, timer_fires
+ * (and finishes an index resize that the ids stopped driving) under the
+ * lock.  Exceptions: the wait queue has its own lock, timer_fires
  * is written only by the hrtimer callback, the per-user and global id
  * counts are atomics, and tw_users_lock (a spinlock) protects the table of
  * per-user entries and is never held with wh->lock.
@@ -292,6 +293,8 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		if (tab && tw_index_want_size(x, ids) == size) {
 			tw_index_start_resize(x, tab, size);
 			tab = NULL;
+			/* the work finishes the migration if the ids stop */
+			queue_work(system_highpri_wq, &wh->work);
 		}
 		kvfree(tab);
 	}
@@ -656,7 +659,7 @@ static void tw_work_fn(struct work_struct *work)
 	struct twheel *wh = container_of(work, struct twheel, work);
 	unsigned long expired;
 	u64 now, held;
-	bool more, wake;
+	bool more, wake, again;
 
 	do {
 		unsigned int budget = TW_EXPIRE_BATCH;
@@ -683,6 +686,7 @@ static void tw_work_fn(struct work_struct *work)
 		}
 		if (wh->idx.old)
 			tw_migrate(wh, TW_EXPIRE_BATCH);
+		again = more || wh->idx.old;
 		if (!more)
 			tw_rearm(wh);
 		held = ktime_get_ns() - t0;
@@ -695,7 +699,7 @@ static void tw_work_fn(struct work_struct *work)
 		if (wake)
 			wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
 		cond_resched();
-	} while (more);
+	} while (again);
 }
 
 static u64 tw_mem_bytes(const struct twheel *wh)
