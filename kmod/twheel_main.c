@@ -290,7 +290,15 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		tab = kvcalloc(size, sizeof(*tab),
 			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		mutex_lock(&wh->lock);
-		if (tab && tw_index_want_size(x, ids) == size) {
+		/*
+		 * Other chunks may have run while the lock was dropped: the
+		 * table is still taken if a resize is still wanted and it
+		 * holds the ids now at no more than 9/10, or an insert could
+		 * find no room (tw_index_room()) for want of a resize that
+		 * lost every such race.
+		 */
+		if (tab && tw_index_want_size(x, ids) &&
+		    (u64)(x->nr + ids) * 10 <= (u64)size * 9) {
 			tw_index_start_resize(x, tab, size);
 			tab = NULL;
 			/* the work finishes the migration if the ids stop */
