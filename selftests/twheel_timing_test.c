@@ -545,7 +545,8 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	const uint64_t far[] = { hour, day, year, 100 * year };
 	enum { NF = 4, N = 2 * NF + 2, NEAR = 8 };
 	struct twheel_arm e[N], near[NEAR];
-	uint64_t ids[N + NEAR + 1], t0, t1, done, f0, f1, dlnear;
+	uint64_t ids[N + NEAR + 1], t0, t1, done, f0, f1, dlnear, ta, tc;
+	uint64_t may = 0;
 	struct twheel_stats st;
 	struct twheel_query q;
 	struct twheel_event ev[2];
@@ -643,8 +644,13 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 		ids[N + i] = near[i].id;
 	}
 	ids[N + NEAR] = 0xfa0000000300ULL;	/* already read: absent */
+	ta = now_ns();
 	ASSERT_EQ(0, tw_arm(self->fd, near, NEAR, &done));
 	ASSERT_EQ(0, tw_cancel(self->fd, ids, N + NEAR + 1, &done));
+	tc = now_ns();
+	/* a near id may expire before the cancel only if we were that late */
+	for (i = 0; i < NEAR; i++)
+		may += ta + near[i].timeout_ns <= tc;
 	ASSERT_EQ((uint64_t)(N + NEAR), done);
 	ASSERT_EQ(0, tw_stats(self->fd, &st));
 	ASSERT_EQ(0ULL, st.armed);
@@ -657,7 +663,11 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	ASSERT_EQ(f0, f1) TH_LOG("timer still firing with nothing armed");
 	ASSERT_EQ(0, readable(self->fd, 0));
 	ASSERT_EQ(0, tw_stats(self->fd, &st));
-	ASSERT_EQ(1ULL, st.expirations);
+	if (may)
+		TH_LOG("descheduled %.1f ms between ARM and CANCEL: %llu near ids were due",
+		       (tc - ta) / 1e6, U(may));
+	ASSERT_LE(1ULL, st.expirations);
+	ASSERT_GE(1ULL + may, st.expirations);
 }
 
 /* --------------------------------------------------- touch_moves_deadline */
@@ -711,6 +721,9 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 30)
 			touches++;
 			sleep_ns(20 * MS);
 		}
+		/* the last sleep may have overslept the deadline too */
+		if (!hiccup && last && now_ns() >= last)
+			hiccup = true;
 		if (hiccup) {
 			TH_LOG("attempt %u: descheduled past the deadline, retrying",
 			       attempt);
