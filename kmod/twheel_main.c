@@ -280,9 +280,23 @@ static void tw_mutex_unlock(struct twheel *wh)
 static void tw_maintain(struct twheel *wh, unsigned long ids)
 {
 	struct tw_index *x = &wh->idx;
-	unsigned long size = tw_index_want_size(x, ids);
+	unsigned long size;
 
 	lockdep_assert_held(&wh->lock);
+	/*
+	 * A resize still migrating when the chunk's ids would fill its new
+	 * table past 9/10 (a small table, a big chunk) is finished first, in
+	 * bounded holds, so that the table can grow again before the chunk.
+	 */
+	while (x->old && ((u64)x->nr + ids) * 10 > (u64)x->size * 9) {
+		tw_migrate(wh, TW_EXPIRE_BATCH);
+		if (x->old) {
+			tw_mutex_unlock(wh);
+			cond_resched();
+			mutex_lock(&wh->lock);
+		}
+	}
+	size = tw_index_want_size(x, ids);
 	if (size) {
 		struct tw_ent *tab;
 
