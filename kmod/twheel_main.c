@@ -72,7 +72,7 @@
 #define TW_CHUNK		64	/* ids per write()/CANCEL lock hold */
 #define TW_ARM_CHUNK		16	/* ARM entries per lock hold */
 #define TW_DUMP_CHUNK		8	/* DUMP entries per lock hold */
-#define TW_READ_CHUNK		16	/* events per read() lock hold */
+#define TW_READ_CHUNK		12	/* events per read() lock hold (stack) */
 #define TW_READ_FAULT_IN	65536	/* read() buffer checked at a time */
 #define TW_EXPIRE_BATCH		1024	/* nodes per expiry lock hold */
 #define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
@@ -288,7 +288,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 	 * table past 9/10 (a small table, a big chunk) is finished first, in
 	 * bounded holds, so that the table can grow again before the chunk.
 	 */
-	while (x->old && ((u64)x->nr + ids) * 10 > (u64)x->size * 9) {
+	while (x->old && !tw_index_fits((u64)x->nr + ids, x->size)) {
 		tw_migrate(wh, TW_EXPIRE_BATCH);
 		if (x->old) {
 			tw_mutex_unlock(wh);
@@ -312,7 +312,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		 * lost every such race.
 		 */
 		if (tab && tw_index_want_size(x, ids) &&
-		    (u64)(x->nr + ids) * 10 <= (u64)size * 9) {
+		    tw_index_fits((u64)x->nr + ids, size)) {
 			tw_index_start_resize(x, tab, size);
 			tab = NULL;
 			/* the work finishes the migration if the ids stop */
@@ -476,9 +476,9 @@ static void tw_place(struct twheel *wh, struct tw_ent *e, u64 deadline,
  * Set @id's deadline (and data, unless @data is NULL), creating it if
  * absent.  A later deadline of an armed id is only written to its index
  * entry (a touch reads and writes one entry, not the node): the node is
- * re-slotted by that deadline when its current slot comes due.  Returns
- * the entry, valid until the index next changes, or an ERR_PTR; on error
- * nothing has changed.
+ * re-slotted by that deadline when its own (earlier) deadline comes due.
+ * Returns the entry, valid until the index next changes, or an ERR_PTR; on
+ * error nothing has changed.
  */
 static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
 			     const u64 *data, bool noreplace, u64 now)
@@ -589,6 +589,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 {
 	struct twheel *wh = file->private_data;
 	struct twheel_event ev[TW_READ_CHUNK];
+	struct tw_ent *ent[TW_READ_CHUNK];
 	const size_t sz = sizeof(ev[0]);
 	size_t done = 0, safe = 0;
 	int err;
@@ -623,10 +624,10 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		list_for_each_entry(node, &wh->w.ready, ready) {
 			if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
 				break;
+			ent[n] = tw_index_find(&wh->idx, node->id);
 			ev[n].id = node->id;
 			ev[n].data = tw_data(node);
-			ev[n].deadline_ns =
-				tw_ent_deadline(tw_index_find(&wh->idx, node->id));
+			ev[n].deadline_ns = tw_ent_deadline(ent[n]);
 			ev[n].expired_ns = tw_node_expired(node);
 			n++;
 		}
@@ -638,7 +639,13 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 			node = list_first_entry(&wh->w.ready, struct tw_node,
 						ready);
 			tw_wheel_unqueue(&wh->w, node);
-			tw_node_free(wh, tw_index_find(&wh->idx, node->id));
+			/*
+			 * Removing an earlier event's entry may have shifted
+			 * this one back a slot: look it up again only then.
+			 */
+			if (ent[i]->node != node)
+				ent[i] = tw_index_find(&wh->idx, node->id);
+			tw_node_free(wh, ent[i]);
 		}
 		wh->delivered += ok;
 		tw_maintain(wh, ok);
@@ -676,52 +683,55 @@ static void tw_trace_expired(struct twheel *wh, unsigned long nr)
 	}
 }
 
+/*
+ * One bounded hold of expiry work.  When work remains, the work item queues
+ * itself again rather than looping: the work items of other wheels queued
+ * on the same CPU's pool then run in between, so a long cascade on one fd
+ * does not make the others late.
+ */
 static void tw_work_fn(struct work_struct *work)
 {
 	struct twheel *wh = container_of(work, struct twheel, work);
-	unsigned long expired;
-	u64 now, held;
+	unsigned int budget = TW_EXPIRE_BATCH;
+	unsigned long expired, before;
+	u64 now, held, t0;
 	bool more, wake, again;
 
-	do {
-		unsigned int budget = TW_EXPIRE_BATCH;
-		unsigned long before;
-		u64 t0;
-
-		mutex_lock(&wh->lock);
-		if (wh->closing) {
-			tw_mutex_unlock(wh);
-			return;
-		}
-		t0 = ktime_get_ns();
-		wh->timer_at = KTIME_MAX;
-		wh->runs++;
-		before = wh->w.nr_ready;
-		now = tw_now(wh);
-		more = tw_wheel_advance(&wh->w, now, &budget);
-		expired = wh->w.nr_ready - before;
-		if (expired) {
-			wh->expirations += expired;
-			wh->wake = true;
-			if (trace_twheel_expire_enabled())
-				tw_trace_expired(wh, expired);
-		}
-		if (wh->idx.old)
-			tw_migrate(wh, TW_EXPIRE_BATCH);
-		again = more || wh->idx.old;
-		if (!more)
-			tw_rearm(wh);
-		held = ktime_get_ns() - t0;
-		wh->hold_max = max(wh->hold_max, held);
-		trace_twheel_tick(wh, now, expired, TW_EXPIRE_BATCH - budget,
-				  held, more);
-		wake = wh->wake;
-		wh->wake = false;
+	mutex_lock(&wh->lock);
+	if (wh->closing) {
 		tw_mutex_unlock(wh);
-		if (wake)
-			wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
-		cond_resched();
-	} while (again);
+		return;
+	}
+	t0 = ktime_get_ns();
+	wh->timer_at = KTIME_MAX;
+	wh->runs++;
+	before = wh->w.nr_ready;
+	now = tw_now(wh);
+	more = tw_wheel_advance(&wh->w, now, &budget);
+	expired = wh->w.nr_ready - before;
+	if (expired) {
+		wh->expirations += expired;
+		wh->wake = true;
+		if (trace_twheel_expire_enabled())
+			tw_trace_expired(wh, expired);
+	}
+	if (wh->idx.old)
+		tw_migrate(wh, TW_EXPIRE_BATCH);
+	again = more || wh->idx.old;
+	if (!more)
+		tw_rearm(wh);
+	held = ktime_get_ns() - t0;
+	wh->hold_max = max(wh->hold_max, held);
+	trace_twheel_tick(wh, now, expired, TW_EXPIRE_BATCH - budget,
+			  held, more);
+	wake = wh->wake;
+	wh->wake = false;
+	/* under the lock: release() sets closing, then cancels the work */
+	if (again)
+		queue_work(system_highpri_wq, &wh->work);
+	tw_mutex_unlock(wh);
+	if (wake)
+		wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
 }
 
 static u64 tw_mem_bytes(const struct twheel *wh)

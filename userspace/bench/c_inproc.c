@@ -5,11 +5,11 @@
  * the way twheel_main.c drives them: chunks of 64 touches with one clock
  * read each, index lookup/insert, lazy deadline update (a later deadline of
  * an armed id is written to its index entry only; the wheel, which has the
- * index attached, picks it up when the node's slot comes due), incremental
- * index resizing, advance() in batches of 1024 nodes and a drain of the
- * ready queue that frees each node.  Nodes come from malloc().  No lock, no
- * system call: the floor that the module's write()/read() are measured
- * against.
+ * index attached, picks it up when the node's own deadline comes due),
+ * incremental index resizing, advance() in batches of 1024 nodes and a
+ * drain of the ready queue that frees each node.  Nodes come from
+ * malloc().  No lock, no system call: the floor that the module's
+ * write()/read() are measured against.
  *
  * Compiled with -I selftests/core/shim -I kmod: no uapi header here.
  */
@@ -76,17 +76,12 @@ static void ip_maintain(struct ip *p, unsigned long ids)
 }
 
 /*
- * Whether a new id fits: tw_index_room().  The batches' own maintenance
- * keeps this true; ip_make_room() is the fallback.
+ * Make room for a new id (tw_index_room()).  The batches' own maintenance
+ * keeps room; this is the fallback.
  */
-static bool ip_room(const struct ip *p)
-{
-	return tw_index_room(&p->x);
-}
-
 static void ip_make_room(struct ip *p)
 {
-	while (!ip_room(p)) {
+	while (!tw_index_room(&p->x)) {
 		if (p->x.old)
 			free(tw_index_migrate(&p->x, ~0UL));
 		else
@@ -103,7 +98,7 @@ static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 	/*
 	 * The fast path: an armed id (its entry not TW_ENT_QUEUED) moved
 	 * later writes the entry's deadline, nothing else; the wheel reads
-	 * it when the node's slot comes due.
+	 * it when the node's own deadline comes due.
 	 */
 	if (e && !tw_ent_queued(e) && deadline >= tw_ent_deadline(e) &&
 	    deadline > now) {
@@ -117,8 +112,7 @@ static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 		else
 			tw_wheel_del(&p->w, n);
 	} else {
-		if (!ip_room(p))
-			ip_make_room(p);
+		ip_make_room(p);
 		n = malloc(sizeof(*n));
 		if (!n)
 			return -12;	/* ENOMEM */
