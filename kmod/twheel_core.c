@@ -209,10 +209,8 @@ void tw_wheel_catch_up(struct tw_wheel *w, u64 now)
  *
  * Slots are processed in time order, one slot at a time, so events are
  * queued in deadline order up to one tick.  Expired nodes are appended to
- * w->ready with their expiry clock @now.  With w->idx set, a node whose own
- * deadline is due first gets its entry's deadline, and is re-slotted if
- * that is later; a node cascading to a lower level is moved by its own
- * deadline, without a lookup.
+ * w->ready with their expiry clock @now.  With w->idx set, each node taken
+ * from a due slot first gets its entry's deadline.
  *
  * Return: true if work that is due remains because @budget ran out.
  */
@@ -240,16 +238,10 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
 		n = hlist_entry(w->drain.first, struct tw_node, slot);
 		hlist_del(&n->slot);
 		(*budget)--;
-		/* cascade by the node's own deadline: no lookup yet */
+		ent = w->idx ? tw_index_find(w->idx, n->id) : NULL;
+		if (ent)
+			tw_node_set_deadline(n, tw_ent_deadline(ent));
 		e = tw_ticks(w, tw_node_deadline(n));
-		ent = NULL;
-		if (e <= w->cur && w->idx) {
-			ent = tw_index_find(w->idx, n->id);
-			if (ent) {
-				tw_node_set_deadline(n, tw_ent_deadline(ent));
-				e = tw_ticks(w, tw_node_deadline(n));
-			}
-		}
 		if (e > w->cur) {
 			tw_slot(w, n, e);
 			w->reslots++;

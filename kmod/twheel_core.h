@@ -32,7 +32,7 @@
  *	most KTIME_MAX), in bits 0..62.  With an index attached to the wheel
  *	the id's current deadline is the one in its index entry, which a
  *	touch may have moved later without touching the node; the wheel
- *	reads it when the node's own deadline comes due.  Read it with
+ *	reads it when the node's slot comes due.  Read it with
  *	tw_node_deadline(), set it with tw_node_set_deadline().
  * @expired: once expired (the same word): the clock when the event was
  *	queued, in bits 0..62; read it with tw_node_expired().
@@ -182,13 +182,9 @@ struct tw_index {
  * never expired early and never late by more than the tick it falls in.
  * A node's deadline may be moved later without moving the node: it is
  * re-slotted when its old slot comes due.  With @idx set, that later
- * deadline lives in the id's index entry alone.  A node cascades down the
- * levels by its own deadline; only when that deadline is due does the
- * wheel look the node up by id, copy the entry's deadline into the node
- * and re-slot it if that is later, or expire it and mark the entry
- * TW_ENT_QUEUED.  So a node costs one lookup each time its own deadline
- * comes due, however many levels it cascades through, and a slot of a high
- * level (many nodes at once) is cascaded without any.
+ * deadline lives in the id's index entry alone: when a slot comes due, the
+ * wheel looks each of its nodes up by id, copies the entry's deadline into
+ * the node, and marks the entry TW_ENT_QUEUED when the node expires.
  */
 struct tw_wheel {
 	u64 tick_ns;

@@ -2291,34 +2291,6 @@ static void twt_wheel_index(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 6UL);
 
-	/*
-	 * A cascade moves a node by its own deadline and leaves the entry
-	 * unread: a node at level 1 (deadline 200 ms, entry moved to 300 ms)
-	 * goes to level 0 slot 200 % 64 keeping 200 ms, and only at 200 ms
-	 * takes the entry's deadline.
-	 */
-	w = twt_wheel(test, TWT_MS, 70000 * TWT_MS);
-	c = twt_ix(test, 100, nr);
-	w->idx = &c->x;
-	n[6].id = 2000;
-	n[6].deadline = 70200 * TWT_MS;
-	ent[0] = tw_index_insert(w->idx, &n[6], 70200 * TWT_MS);
-	tw_wheel_add(w, &n[6]);
-	ent[0]->deadline = 70300 * TWT_MS;
-	twt_expect_at(test, w, &n[6], 1, (70200 >> TW_LVL_BITS) & TW_LVL_MASK);
-	twt_advance(test, w, (70200 & ~TW_LVL_MASK) * TWT_MS);
-	twt_expect_at(test, w, &n[6], 0, 70200 & TW_LVL_MASK);
-	KUNIT_EXPECT_EQ(test, tw_node_deadline(&n[6]), 70200 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, w->reslots, 1ULL);
-	twt_advance(test, w, 70200 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, tw_node_deadline(&n[6]), 70300 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
-	twt_advance(test, w, 70300 * TWT_MS - 1);
-	twt_expect_armed(test, w, &n[6]);
-	twt_advance(test, w, 70300 * TWT_MS);
-	twt_expect_expired(test, w, &n[6], 70300 * TWT_MS);
-	KUNIT_EXPECT_TRUE(test, tw_ent_queued(ent[0]));
-
 	/* Random: entries moved later (some twice), driven by wake-ups. */
 	w = twt_wheel(test, TWT_MS, 1000 * TWT_MS);
 	c = twt_ix(test, 100, nr);

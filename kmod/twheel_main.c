@@ -476,7 +476,7 @@ static void tw_place(struct twheel *wh, struct tw_ent *e, u64 deadline,
  * Set @id's deadline (and data, unless @data is NULL), creating it if
  * absent.  A later deadline of an armed id is only written to its index
  * entry (a touch reads and writes one entry, not the node): the node is
- * re-slotted by that deadline when its own (earlier) deadline comes due.
+ * re-slotted by that deadline when its current slot comes due.
  * Returns the entry, valid until the index next changes, or an ERR_PTR; on
  * error nothing has changed.
  */

@@ -5,7 +5,7 @@
  * the way twheel_main.c drives them: chunks of 64 touches with one clock
  * read each, index lookup/insert, lazy deadline update (a later deadline of
  * an armed id is written to its index entry only; the wheel, which has the
- * index attached, picks it up when the node's own deadline comes due),
+ * index attached, picks it up when the node's slot comes due),
  * incremental index resizing, advance() in batches of 1024 nodes and a
  * drain of the ready queue that frees each node.  Nodes come from
  * malloc().  No lock, no system call: the floor that the module's
@@ -98,7 +98,7 @@ static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 	/*
 	 * The fast path: an armed id (its entry not TW_ENT_QUEUED) moved
 	 * later writes the entry's deadline, nothing else; the wheel reads
-	 * it when the node's own deadline comes due.
+	 * it when the node's slot comes due.
 	 */
 	if (e && !tw_ent_queued(e) && deadline >= tw_ent_deadline(e) &&
 	    deadline > now) {
