@@ -36,19 +36,25 @@ u64 tw_ticks(const struct tw_wheel *w, u64 ns)
  * @w: the wheel, zeroed or previously emptied
  * @tick_ns: tick length in ns
  * @now: current time in ns
+ * @idx: the index of the wheel's ids
+ * @sentinel: a node that belongs to the wheel from now on, as the ready
+ *	queue's sentinel, until the caller frees w->tail with the wheel
  */
-void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now)
+void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now,
+		   struct tw_index *idx, struct tw_node *sentinel)
 {
 	unsigned int l, s;
 
 	w->tick_ns = tick_ns;
 	w->cur = div64_u64(now, tick_ns);
-	w->idx = NULL;
+	w->idx = idx;
 	w->nr_armed = 0;
 	w->nr_ready = 0;
 	memset(w->pending, 0, sizeof(w->pending));
 	INIT_HLIST_HEAD(&w->drain);
-	INIT_LIST_HEAD(&w->ready);
+	sentinel->next = NULL;
+	w->head = sentinel;
+	w->tail = sentinel;
 	for (l = 0; l < TW_LEVELS; l++)
 		for (s = 0; s < TW_LVL_SIZE; s++)
 			INIT_HLIST_HEAD(&w->slots[l][s]);
@@ -67,14 +73,15 @@ static void tw_slot(struct tw_wheel *w, struct tw_node *n, u64 e)
 /**
  * tw_wheel_add() - arm a node that is on no list
  * @w: the wheel
- * @n: the node, with its deadline set; its tick must be below TW_TICKS_MAX
+ * @n: the node, whose index entry holds @deadline
+ * @deadline: the id's deadline in ns; its tick must be below TW_TICKS_MAX
  *
  * A node whose tick is already processed goes to the drain list, so the
  * next tw_wheel_advance() expires it.
  */
-void tw_wheel_add(struct tw_wheel *w, struct tw_node *n)
+void tw_wheel_add(struct tw_wheel *w, struct tw_node *n, u64 deadline)
 {
-	u64 e = tw_ticks(w, tw_node_deadline(n));
+	u64 e = tw_ticks(w, deadline);
 
 	w->nr_armed++;
 	if (e <= w->cur)
@@ -109,30 +116,81 @@ void tw_wheel_del(struct tw_wheel *w, struct tw_node *n)
 }
 
 /**
- * tw_wheel_expire() - queue the event of a node that is on no list
+ * tw_wheel_expire() - queue the event of an id whose node is on no list
  * @w: the wheel
- * @n: the node
- * @now: current time in ns, >= the node's deadline
+ * @e: the id's index entry, not queued
+ * @now: current time in ns, >= the entry's deadline
  *
- * The node's deadline word becomes its expiry clock; the caller marks the
- * index entry (if any) TW_ENT_QUEUED.
+ * The event (id, data, @now) is written into the sentinel, which joins the
+ * queue, and e->node becomes the new sentinel: afterwards e->node is the
+ * former sentinel, and e is marked TW_ENT_QUEUED.  The index itself does
+ * not change, so @e stays valid.
  */
-void tw_wheel_expire(struct tw_wheel *w, struct tw_node *n, u64 now)
+void tw_wheel_expire(struct tw_wheel *w, struct tw_ent *e, u64 now)
 {
-	n->expired = (n->expired & TW_NODE_FLAG) | max_t(u64, now, 1);
-	list_add_tail(&n->ready, &w->ready);
+	struct tw_node *n = e->node, *s = w->tail;
+
+	s->id = n->id;
+	s->data = n->data;
+	s->expired = max_t(u64, now, 1);
+	s->next = n;
+	n->next = NULL;
+	w->tail = n;
+	e->node = s;
+	e->deadline |= TW_ENT_QUEUED;
 	w->nr_ready++;
 }
 
 /**
- * tw_wheel_unqueue() - take an expired node off the ready queue
+ * tw_wheel_discard() - take a queued event off the ready queue
  * @w: the wheel
- * @n: the node, expired
+ * @e: the id's index entry, queued
+ *
+ * The node that holds the event takes over the contents of the node after
+ * it (whose index entry is updated), or becomes the sentinel if that node
+ * is the sentinel; the node after it is set free.  The index itself does
+ * not change, so @e stays valid.
+ *
+ * Return: a node on no list with the discarded event's id and data, now
+ * e->node (TW_ENT_QUEUED cleared): the caller arms it again or frees it.
  */
-void tw_wheel_unqueue(struct tw_wheel *w, struct tw_node *n)
+struct tw_node *tw_wheel_discard(struct tw_wheel *w, struct tw_ent *e)
 {
-	list_del(&n->ready);
+	struct tw_node *d = e->node, *x = d->next;
+	u64 id = d->id, data = d->data;
+
+	if (x == w->tail) {
+		d->next = NULL;
+		w->tail = d;
+	} else {
+		tw_index_find(w->idx, x->id)->node = d;
+		d->next = x->next;
+		d->expired = x->expired;
+		d->id = x->id;
+		d->data = x->data;
+	}
+	x->id = id;
+	x->data = data;
+	e->node = x;
+	e->deadline &= ~TW_ENT_QUEUED;
 	w->nr_ready--;
+	return x;
+}
+
+/**
+ * tw_wheel_pop() - take the oldest event off the ready queue
+ * @w: the wheel, with an event queued (w->nr_ready)
+ *
+ * Return: the node that held it, on no list; its index entry still points
+ * at it and is still marked TW_ENT_QUEUED, for the caller to remove.
+ */
+struct tw_node *tw_wheel_pop(struct tw_wheel *w)
+{
+	struct tw_node *n = w->head;
+
+	w->head = n->next;
+	w->nr_ready--;
+	return n;
 }
 
 /*
@@ -208,9 +266,9 @@ void tw_wheel_catch_up(struct tw_wheel *w, u64 now)
  * @budget: in/out: how many nodes may still be moved; decremented
  *
  * Slots are processed in time order, one slot at a time, so events are
- * queued in deadline order up to one tick.  Expired nodes are appended to
- * w->ready with their expiry clock @now.  With w->idx set, each node taken
- * from a due slot first gets its entry's deadline.
+ * queued in deadline order up to one tick.  Each node taken from a due
+ * slot is looked up in the index for its deadline; expired ones are queued
+ * (tw_wheel_expire()) with their expiry clock @now.
  *
  * Return: true if work that is due remains because @budget ran out.
  */
@@ -223,7 +281,7 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
 	while (*budget) {
 		struct tw_ent *ent;
 		struct tw_node *n;
-		u64 e;
+		u64 e, deadline;
 
 		if (hlist_empty(&w->drain)) {
 			if (!tw_next_slot(w, &t, &lvl, &s) || t > nt) {
@@ -238,20 +296,17 @@ bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
 		n = hlist_entry(w->drain.first, struct tw_node, slot);
 		hlist_del(&n->slot);
 		(*budget)--;
-		ent = w->idx ? tw_index_find(w->idx, n->id) : NULL;
-		if (ent)
-			tw_node_set_deadline(n, tw_ent_deadline(ent));
-		e = tw_ticks(w, tw_node_deadline(n));
+		ent = tw_index_find(w->idx, n->id);
+		deadline = tw_ent_deadline(ent);
+		e = tw_ticks(w, deadline);
 		if (e > w->cur) {
 			tw_slot(w, n, e);
 			w->reslots++;
 			continue;
 		}
 		w->nr_armed--;
-		w->late_max = max(w->late_max, now - tw_node_deadline(n));
-		tw_wheel_expire(w, n, now);
-		if (ent)
-			ent->deadline |= TW_ENT_QUEUED;
+		w->late_max = max(w->late_max, now - deadline);
+		tw_wheel_expire(w, ent, now);
 	}
 	return tw_wheel_next(w, &t) && t <= nt;
 }
@@ -602,7 +657,13 @@ static void tw_walk_start(struct tw_walk *wk, const struct tw_ent *t,
 		wk->p = min_p;
 		wk->low = max(from, tw_home_key(min_p, size));
 	}
-	wk->left = size;
+	/*
+	 * One lap from the start slot, then the wrapped run at the table's
+	 * start, which the walk stops in at the first entry that did not
+	 * wrap: a start inside that run (slot 0, from cursor 0) would skip it
+	 * on the first lap and must still reach it on the second.
+	 */
+	wk->left = 2 * size;
 	tw_walk_seek(wk);
 }
 

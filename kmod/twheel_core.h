@@ -26,74 +26,36 @@
 /**
  * struct tw_node - one id, armed or expired
  * @slot: while armed: link in a wheel slot or in the drain list
- * @ready: while expired: link in the ready queue
+ * @next: while queued: the next node of the ready queue
+ * @expired: while queued: the clock when the event was queued, in ns
  * @id: the user's id
- * @deadline: while armed: the deadline the node is slotted by, in ns (at
- *	most KTIME_MAX), in bits 0..62.  With an index attached to the wheel
- *	the id's current deadline is the one in its index entry, which a
- *	touch may have moved later without touching the node; the wheel
- *	reads it when the node's slot comes due.  Read it with
- *	tw_node_deadline(), set it with tw_node_set_deadline().
- * @expired: once expired (the same word): the clock when the event was
- *	queued, in bits 0..62; read it with tw_node_expired().
+ * @data: the user's payload, reported with the id's event
  *
- * Bit 63 of the word (TW_NODE_FLAG) belongs to the caller and is never
- * changed here.  32 bytes on 64-bit.  Whether a node is armed or expired
- * is not in the node: it is on a slot or on the ready queue, and the
- * index entry says which (TW_ENT_QUEUED).  The user's payload is not here
- * either: the caller embeds the node in a larger object when it needs one,
- * and marks such nodes with TW_NODE_FLAG.
+ * 32 bytes on 64-bit, whether or not the id carries data.  A node holds no
+ * deadline: the id's deadline, and whether it is armed or queued
+ * (TW_ENT_QUEUED), are in its index entry, which the wheel looks up when
+ * the node's slot comes due.  The ready queue is singly linked, so that a
+ * queued node needs no more room than an armed one; see struct tw_wheel.
  */
 struct tw_node {
 	union {
 		struct hlist_node slot;
-		struct list_head ready;
+		struct {
+			struct tw_node *next;
+			u64 expired;
+		};
 	};
 	u64 id;
-	union {
-		u64 deadline;
-		u64 expired;
-	};
+	u64 data;
 };
-
-#define TW_NODE_FLAG	BIT_ULL(63)
-
-/**
- * tw_node_deadline() - an armed node's deadline
- * @n: the node
- * Return: the deadline in ns, without the caller's flag.
- */
-static inline u64 tw_node_deadline(const struct tw_node *n)
-{
-	return n->deadline & ~TW_NODE_FLAG;
-}
-
-/**
- * tw_node_set_deadline() - set a node's deadline, keeping the caller's flag
- * @n: the node
- * @ns: the deadline in ns, at most KTIME_MAX
- */
-static inline void tw_node_set_deadline(struct tw_node *n, u64 ns)
-{
-	n->deadline = (n->deadline & TW_NODE_FLAG) | ns;
-}
-
-/**
- * tw_node_expired() - when an expired node's event was queued
- * @n: the node, expired
- * Return: the clock in ns, without the caller's flag.
- */
-static inline u64 tw_node_expired(const struct tw_node *n)
-{
-	return n->expired & ~TW_NODE_FLAG;
-}
 
 /**
  * struct tw_ent - an index entry: one id, its deadline and its node
  * @id: the id
- * @deadline: the id's deadline in ns in bits 0..62 (the authoritative
- *	one); bit 63 (TW_ENT_QUEUED) is set while its event is queued
- * @node: the id's node; NULL marks an empty slot
+ * @deadline: the id's deadline in ns in bits 0..62 (the node keeps no
+ *	copy); bit 63 (TW_ENT_QUEUED) is set while its event is queued
+ * @node: the id's node: on the wheel while armed, on the ready queue
+ *	while queued; NULL marks an empty slot
  *
  * A touch that only moves an armed id's deadline later finds the entry and
  * writes @deadline: one 24-byte entry, within one page nearly always.
@@ -164,27 +126,33 @@ struct tw_index {
  * @tick_ns: tick length in ns
  * @cur: every tick <= @cur has been processed
  * @nr_armed: armed nodes (in slots or in @drain)
- * @nr_ready: nodes on @ready
+ * @nr_ready: events queued: nodes from @head up to @tail, @tail excluded
  * @reslots: nodes moved from one slot to another (monotonic)
  * @late_max: largest expired - deadline seen, in ns
  * @pending: per level, bit s set when slot s may hold nodes
  * @drain: nodes taken out of a slot that is due, not yet re-slotted
- * @ready: expired nodes, in expiry order
+ * @head: the oldest queued event, or @tail when none is queued
+ * @tail: the ready queue's sentinel: a spare node, in no index entry,
+ *	that the next event is written into
  * @slots: the slots
- * @idx: NULL, or the index that holds the current deadline of every node
- *	on the wheel (set by the caller after tw_wheel_init())
+ * @idx: the index that holds every node's id, deadline and state
  *
  * A node with expiry tick e (the first tick boundary >= its deadline) sits
  * at the level of the highest bit where e and @cur differ, in the slot given
  * by e's digit at that level.  The slot comes due when @cur reaches the
- * start of that slot; its nodes are then re-slotted relative to the new
- * @cur, one level lower at least, or expire if e <= @cur.  So a node is
- * never expired early and never late by more than the tick it falls in.
- * A node's deadline may be moved later without moving the node: it is
- * re-slotted when its old slot comes due.  With @idx set, that later
- * deadline lives in the id's index entry alone: when a slot comes due, the
- * wheel looks each of its nodes up by id, copies the entry's deadline into
- * the node, and marks the entry TW_ENT_QUEUED when the node expires.
+ * start of that slot; each of its nodes is then looked up in @idx for the
+ * id's current deadline, and re-slotted relative to the new @cur, one level
+ * lower at least, or expired if e <= @cur.  So a node is never expired
+ * early and never late by more than the tick it falls in, and a touch that
+ * moves a deadline later writes the index entry alone.
+ *
+ * The ready queue is singly linked from @head to the sentinel @tail, which
+ * lets a queued node be taken out of the middle in O(1) without a back
+ * link: the node takes over the contents of the node after it, and that
+ * node's memory is what is freed or re-armed (tw_wheel_discard()).  An
+ * event is queued by writing it into the sentinel and making the expired
+ * node the new sentinel (tw_wheel_expire()).  Either way the index entry
+ * of a queued id is kept pointing at the node that holds its event.
  */
 struct tw_wheel {
 	u64 tick_ns;
@@ -195,16 +163,19 @@ struct tw_wheel {
 	u64 late_max;
 	u64 pending[TW_LEVELS];
 	struct hlist_head drain;
-	struct list_head ready;
+	struct tw_node *head;
+	struct tw_node *tail;
 	struct hlist_head slots[TW_LEVELS][TW_LVL_SIZE];
 	struct tw_index *idx;
 };
 
-void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now);
-void tw_wheel_add(struct tw_wheel *w, struct tw_node *n);
+void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now,
+		   struct tw_index *idx, struct tw_node *sentinel);
+void tw_wheel_add(struct tw_wheel *w, struct tw_node *n, u64 deadline);
 void tw_wheel_del(struct tw_wheel *w, struct tw_node *n);
-void tw_wheel_expire(struct tw_wheel *w, struct tw_node *n, u64 now);
-void tw_wheel_unqueue(struct tw_wheel *w, struct tw_node *n);
+void tw_wheel_expire(struct tw_wheel *w, struct tw_ent *e, u64 now);
+struct tw_node *tw_wheel_discard(struct tw_wheel *w, struct tw_ent *e);
+struct tw_node *tw_wheel_pop(struct tw_wheel *w);
 void tw_wheel_catch_up(struct tw_wheel *w, u64 now);
 bool tw_wheel_next(const struct tw_wheel *w, u64 *tick);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget);

@@ -9,6 +9,13 @@
  *
  * Every node and table comes from kunit_kzalloc()/kunit_kcalloc(), so it is
  * freed when the test case ends, whatever the outcome.
+ *
+ * Every wheel has an index and a sentinel (twt_wheel()), and every node a
+ * test arms gets an entry first (twt_add()).  A node holds an id's event
+ * only until the event is queued: tw_wheel_expire() writes it into the
+ * sentinel, and tw_wheel_discard() may move it again.  So the wheel cases
+ * check an armed id through its node, and a queued one through its id
+ * (twt_expect_expired()), never through the node it was armed with.
  */
 #include <kunit/test.h>
 #include <linux/bitops.h>
@@ -24,6 +31,8 @@
 #define TWT_MS		1000000ULL
 #define TWT_US		1000ULL
 #define TWT_LVL_TICKS(l)	(1ULL << ((l) * TW_LVL_BITS))
+/* The index of each wheel test: room for 240 ids (tw_index_room()). */
+#define TWT_IDX_SIZE	256
 
 /*
  * The inverse of GOLDEN_RATIO_64 modulo 2^64: tw_key(twt_id_of_key(k)) == k,
@@ -46,13 +55,61 @@ static u64 twt_rand(u64 *s)
 	return z ^ (z >> 31);
 }
 
-static struct tw_wheel *twt_wheel(struct kunit *test, u64 tick_ns, u64 now)
+/*
+ * The data the wheel cases give an id: bit 63 set for small ids, so a
+ * payload that looks like a flag must come through as well.
+ */
+static u64 twt_data(u64 id)
+{
+	return ~id;
+}
+
+static struct tw_ent *twt_tab(struct kunit *test, unsigned long size)
+{
+	struct tw_ent *t = kunit_kcalloc(test, size, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	return t;
+}
+
+/*
+ * A wheel over index @x, with a sentinel of its own: any node will do,
+ * whatever it holds, so this one starts out filled with garbage.
+ */
+static struct tw_wheel *twt_wheel_on(struct kunit *test, u64 tick_ns, u64 now,
+				     struct tw_index *x)
 {
 	struct tw_wheel *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	struct tw_node *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, w);
-	tw_wheel_init(w, tick_ns, now);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	memset(s, 0xa5, sizeof(*s));
+	tw_wheel_init(w, tick_ns, now, x, s);
 	return w;
+}
+
+/* A wheel with an empty index of TWT_IDX_SIZE slots. */
+static struct tw_wheel *twt_wheel(struct kunit *test, u64 tick_ns, u64 now)
+{
+	struct tw_index *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	tw_index_init(x, twt_tab(test, TWT_IDX_SIZE), TWT_IDX_SIZE);
+	return twt_wheel_on(test, tick_ns, now, x);
+}
+
+/*
+ * Start @w over, its index emptied and its sentinel kept; the nodes it
+ * held are forgotten.
+ */
+static void twt_reinit(struct tw_wheel *w, u64 tick_ns, u64 now)
+{
+	struct tw_index *x = w->idx;
+
+	memset(x->tab, 0, x->size * sizeof(*x->tab));
+	tw_index_init(x, x->tab, x->size);
+	tw_wheel_init(w, tick_ns, now, x, w->tail);
 }
 
 static struct tw_node *twt_nodes(struct kunit *test, unsigned int nr)
@@ -61,21 +118,69 @@ static struct tw_node *twt_nodes(struct kunit *test, unsigned int nr)
 	unsigned int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, n);
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		n[i].id = i;
+		n[i].data = twt_data(i);
+	}
 	return n;
 }
 
-/* A new node with @deadline, added to @w. */
+/* The entry of @id, which must be in @w's index. */
+static struct tw_ent *twt_ent(struct kunit *test, const struct tw_wheel *w,
+			      u64 id)
+{
+	struct tw_ent *e = tw_index_find(w->idx, id);
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, e, "id %llu not in the index", id);
+	return e;
+}
+
+/* Arm @n, whose id is not in the index yet, for @deadline. */
+static void twt_add(struct kunit *test, struct tw_wheel *w, struct tw_node *n,
+		    u64 deadline)
+{
+	struct tw_ent *e;
+
+	KUNIT_ASSERT_NULL(test, tw_index_find(w->idx, n->id));
+	KUNIT_ASSERT_TRUE(test, tw_index_room(w->idx));
+	e = tw_index_insert(w->idx, n, deadline);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, n);
+	tw_wheel_add(w, n, deadline);
+}
+
+/* A new node for @id with @deadline, added to @w. */
 static struct tw_node *twt_arm(struct kunit *test, struct tw_wheel *w,
 			       u64 id, u64 deadline)
 {
 	struct tw_node *n = twt_nodes(test, 1);
 
 	n->id = id;
-	n->deadline = deadline;
-	tw_wheel_add(w, n);
+	n->data = twt_data(id);
+	twt_add(test, w, n, deadline);
 	return n;
+}
+
+/* Move the deadline of armed @id later, in its entry alone. */
+static void twt_later(struct kunit *test, struct tw_wheel *w, u64 id,
+		      u64 deadline)
+{
+	struct tw_ent *e = twt_ent(test, w, id);
+
+	KUNIT_ASSERT_FALSE(test, tw_ent_queued(e));
+	KUNIT_ASSERT_LE(test, tw_ent_deadline(e), deadline);
+	e->deadline = deadline;
+}
+
+/* Disarm armed @n and remove its id from the index. */
+static void twt_disarm(struct kunit *test, struct tw_wheel *w,
+		       struct tw_node *n)
+{
+	struct tw_ent *e = twt_ent(test, w, n->id);
+
+	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
+	KUNIT_ASSERT_FALSE(test, tw_ent_queued(e));
+	tw_wheel_del(w, n);
+	tw_index_remove(w->idx, e);
 }
 
 /*
@@ -131,18 +236,23 @@ static void twt_expect_at(struct kunit *test, const struct tw_wheel *w,
 /* Every pending bit is set exactly when its slot holds a node. */
 static void twt_check_pending(struct kunit *test, const struct tw_wheel *w)
 {
-	unsigned int l, s;
+	unsigned int l, s, bad = 0, bad_l = 0, bad_s = 0;
 
 	for (l = 0; l < TW_LEVELS; l++) {
 		for (s = 0; s < TW_LVL_SIZE; s++) {
 			bool bit = w->pending[l] & BIT_ULL(s);
 
-			KUNIT_EXPECT_EQ_MSG(test, bit,
-					    !hlist_empty(&w->slots[l][s]),
-					    "pending bit of level %u slot %u",
-					    l, s);
+			if (bit == !hlist_empty(&w->slots[l][s]))
+				continue;
+			if (!bad++) {
+				bad_l = l;
+				bad_s = s;
+			}
 		}
 	}
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0U,
+			    "pending bit of level %u slot %u (the first)",
+			    bad_l, bad_s);
 }
 
 /* Advance with an unlimited budget; nothing due may remain. */
@@ -153,152 +263,313 @@ static void twt_advance(struct kunit *test, struct tw_wheel *w, u64 now)
 	KUNIT_EXPECT_FALSE(test, tw_wheel_advance(w, now, &budget));
 }
 
-static unsigned long twt_ready_len(const struct tw_wheel *w)
-{
-	struct tw_node *n;
-	unsigned long len = 0;
-
-	list_for_each_entry(n, &w->ready, ready)
-		len++;
-	return len;
-}
-
 /*
- * Whether @n is on the ready queue, that is, expired: since the deadline
- * word became the expiry clock, the node itself does not say.
+ * Whether @n holds an event: it is one of the nodes from w->head up to
+ * the sentinel, which is excluded.  At most nr_ready steps.
  */
-static bool twt_queued(const struct tw_wheel *w, const struct tw_node *n)
+static bool twt_on_queue(const struct tw_wheel *w, const struct tw_node *n)
 {
-	const struct tw_node *p;
+	const struct tw_node *p = w->head;
+	unsigned long k;
 
-	list_for_each_entry(p, &w->ready, ready)
+	for (k = 0; k < w->nr_ready && p && p != w->tail; k++, p = p->next)
 		if (p == n)
 			return true;
 	return false;
 }
 
-/* @n is armed: in one slot or in the drain list, not on the ready queue. */
+/*
+ * Walk from w->head to the sentinel, counting in *@len the nodes pointed
+ * at by their id's entry, which is marked TW_ENT_QUEUED.  Stops at the
+ * first bad node (failing), at a NULL link and after nr_ready + 1 nodes.
+ * Returns the node where the walk stopped: the sentinel if all is well.
+ */
+static const struct tw_node *twt_queue_walk(struct kunit *test,
+					    const struct tw_wheel *w,
+					    unsigned long *len)
+{
+	const struct tw_node *n = w->head;
+
+	*len = 0;
+	while (n && n != w->tail && *len <= w->nr_ready) {
+		const struct tw_ent *e = tw_index_find(w->idx, n->id);
+
+		if (!e || e->node != n || !tw_ent_queued(e)) {
+			KUNIT_FAIL(test, "event %lu, id %llu: entry %s", *len,
+				   n->id, !e ? "missing" : e->node != n ?
+				   "points elsewhere" : "not queued");
+			break;
+		}
+		++*len;
+		n = n->next;
+	}
+	return n;
+}
+
+/* Entries of @t marked queued; those pointing at @s are added to *@bad. */
+static unsigned long twt_tab_queued(const struct tw_ent *t,
+				    unsigned long size,
+				    const struct tw_node *s,
+				    unsigned long *bad)
+{
+	unsigned long p, nr = 0;
+
+	for (p = 0; p < size; p++) {
+		if (!t[p].node)
+			continue;
+		nr += tw_ent_queued(&t[p]);
+		*bad += t[p].node == s;
+	}
+	return nr;
+}
+
+/*
+ * The queue invariant: w->nr_ready nodes from w->head to the sentinel
+ * w->tail, whose next is NULL; each one's entry points at it and is
+ * marked TW_ENT_QUEUED, and no other entry is marked; no entry points at
+ * the sentinel.  Entries of ids being popped must be removed first.
+ * Asserted: a broken queue would send the next step into the weeds.
+ */
+static void twt_check_queue(struct kunit *test, const struct tw_wheel *w)
+{
+	const struct tw_index *x = w->idx;
+	unsigned long len, queued, sentinel = 0;
+
+	KUNIT_ASSERT_PTR_EQ(test, twt_queue_walk(test, w, &len), w->tail);
+	KUNIT_ASSERT_EQ(test, len, w->nr_ready);
+	KUNIT_ASSERT_NOT_NULL(test, w->tail);
+	KUNIT_ASSERT_NULL(test, w->tail->next);
+	queued = twt_tab_queued(x->tab, x->size, w->tail, &sentinel);
+	if (x->old)
+		queued += twt_tab_queued(x->old, x->old_size, w->tail,
+					 &sentinel);
+	KUNIT_ASSERT_EQ_MSG(test, queued, w->nr_ready, "entries queued");
+	KUNIT_ASSERT_EQ_MSG(test, sentinel, 0UL, "entries at the sentinel");
+}
+
+/* Whether @id is queued: its entry is marked and its node on the queue. */
+static bool twt_queued(const struct tw_wheel *w, u64 id)
+{
+	const struct tw_ent *e = tw_index_find(w->idx, id);
+
+	return e && tw_ent_queued(e) && twt_on_queue(w, e->node);
+}
+
+/*
+ * @n is armed: in one slot or in the drain list, not on the ready queue,
+ * and its id's entry points at it and is not marked queued.
+ */
 static void twt_expect_armed(struct kunit *test, const struct tw_wheel *w,
 			     const struct tw_node *n)
 {
+	const struct tw_ent *e = twt_ent(test, w, n->id);
 	unsigned int l, s;
 
-	KUNIT_EXPECT_FALSE_MSG(test, twt_queued(w, n), "id %llu expired",
+	KUNIT_EXPECT_PTR_EQ_MSG(test, e->node, n, "id %llu entry", n->id);
+	KUNIT_EXPECT_FALSE_MSG(test, tw_ent_queued(e), "id %llu expired",
+			       n->id);
+	KUNIT_EXPECT_FALSE_MSG(test, twt_on_queue(w, n), "id %llu queued",
 			       n->id);
 	KUNIT_EXPECT_TRUE_MSG(test, twt_in_drain(w, n) ||
 			      twt_where(test, w, n, &l, &s),
 			      "id %llu on no list", n->id);
 }
 
-/* @n is on the ready queue, its event queued at clock @when. */
-static void twt_expect_expired(struct kunit *test, const struct tw_wheel *w,
-			       const struct tw_node *n, u64 when)
+/* @id's event is queued, with @data and the expiry clock @when. */
+static void twt_expect_event(struct kunit *test, const struct tw_wheel *w,
+			     u64 id, u64 data, u64 when)
 {
-	KUNIT_EXPECT_TRUE_MSG(test, twt_queued(w, n), "id %llu not expired",
-			      n->id);
-	KUNIT_EXPECT_EQ_MSG(test, tw_node_expired(n), when, "id %llu", n->id);
+	const struct tw_ent *e = twt_ent(test, w, id);
+	const struct tw_node *n = e->node;
+
+	KUNIT_EXPECT_TRUE_MSG(test, tw_ent_queued(e), "id %llu not expired",
+			      id);
+	KUNIT_ASSERT_TRUE_MSG(test, twt_on_queue(w, n),
+			      "id %llu: its node is not on the queue", id);
+	KUNIT_EXPECT_EQ(test, n->id, id);
+	KUNIT_EXPECT_EQ_MSG(test, n->data, data, "id %llu", id);
+	KUNIT_EXPECT_EQ_MSG(test, n->expired, when, "id %llu", id);
+}
+
+/* @id's event is queued at clock @when, with the data twt_arm() gave it. */
+static void twt_expect_expired(struct kunit *test, const struct tw_wheel *w,
+			       u64 id, u64 when)
+{
+	twt_expect_event(test, w, id, twt_data(id), when);
+}
+
+/* What twt_run_ticks() drives: ids, their data and their expiry ticks. */
+struct twt_run {
+	unsigned int nr;
+	u64 *id;
+	u64 *data;
+	const u64 *tick;
+	u8 *done;	/* expired already */
+};
+
+/* A run of @nodes[0..@nr), all armed, with expiry ticks @ticks. */
+static struct twt_run *twt_run_new(struct kunit *test,
+				   const struct tw_node *nodes,
+				   unsigned int nr, const u64 *ticks)
+{
+	struct twt_run *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->id = kunit_kcalloc(test, nr, sizeof(*r->id), GFP_KERNEL);
+	r->data = kunit_kcalloc(test, nr, sizeof(*r->data), GFP_KERNEL);
+	r->done = kunit_kcalloc(test, nr, sizeof(*r->done), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r->id);
+	KUNIT_ASSERT_NOT_NULL(test, r->data);
+	KUNIT_ASSERT_NOT_NULL(test, r->done);
+	r->nr = nr;
+	r->tick = ticks;
+	for (i = 0; i < nr; i++) {
+		r->id[i] = nodes[i].id;
+		r->data[i] = nodes[i].data;
+	}
+	return r;
+}
+
+static void twt_run_free(struct kunit *test, struct twt_run *r)
+{
+	kunit_kfree(test, r->id);
+	kunit_kfree(test, r->data);
+	kunit_kfree(test, r->done);
+	kunit_kfree(test, r);
+}
+
+/* The smallest expiry tick of the ids not expired yet. */
+static u64 twt_run_min(const struct twt_run *r)
+{
+	u64 min_e = U64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < r->nr; i++)
+		if (!r->done[i])
+			min_e = min(min_e, r->tick[i]);
+	return min_e;
+}
+
+/* Which of the run's ids @id is, or r->nr. */
+static unsigned int twt_run_find(const struct twt_run *r, u64 id)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nr && r->id[i] != id; i++)
+		;
+	return i;
+}
+
+/*
+ * After the advance to tick @t with clock @now: exactly the ids whose
+ * expiry tick is reached are queued, those queued just now with @now and
+ * their data.  Returns how many were queued just now.
+ */
+static unsigned int twt_run_check(struct kunit *test,
+				  const struct tw_wheel *w,
+				  struct twt_run *r, u64 t, u64 now)
+{
+	unsigned int i, got = 0;
+
+	for (i = 0; i < r->nr; i++) {
+		const struct tw_ent *e = twt_ent(test, w, r->id[i]);
+		bool q = tw_ent_queued(e);
+
+		if (r->tick[i] > t && q) {
+			KUNIT_FAIL(test, "id %llu (tick %llu) expired early at tick %llu",
+				   r->id[i], r->tick[i], t);
+		} else if (r->tick[i] <= t && !q) {
+			KUNIT_FAIL(test, "id %llu (tick %llu) not expired at tick %llu",
+				   r->id[i], r->tick[i], t);
+		} else if (q && !r->done[i]) {
+			KUNIT_EXPECT_EQ(test, e->node->id, r->id[i]);
+			KUNIT_EXPECT_EQ_MSG(test, e->node->data, r->data[i],
+					    "id %llu", r->id[i]);
+			KUNIT_EXPECT_EQ_MSG(test, e->node->expired,
+					    max(now, 1ULL), "id %llu",
+					    r->id[i]);
+			r->done[i] = 1;
+			got++;
+		}
+	}
+	return got;
+}
+
+/*
+ * The events from position @base of the queue on are the run's, in
+ * expiry-tick order, each queued at or after the start of its tick.
+ */
+static void twt_run_order(struct kunit *test, const struct tw_wheel *w,
+			  const struct twt_run *r, unsigned long base)
+{
+	const struct tw_node *n = w->head;
+	unsigned long k;
+	u64 prev_e = 0;
+
+	for (k = 0; k < w->nr_ready && n && n != w->tail; k++, n = n->next) {
+		unsigned int i = twt_run_find(r, n->id);
+
+		if (k < base)
+			continue;
+		KUNIT_ASSERT_LT_MSG(test, i, r->nr, "stray id %llu", n->id);
+		KUNIT_EXPECT_LE(test, prev_e, r->tick[i]);
+		KUNIT_EXPECT_GE(test, n->expired, r->tick[i] * w->tick_ns);
+		prev_e = r->tick[i];
+	}
 }
 
 /*
  * Drive @w the way the device does: sleep until tw_wheel_next(), advance
  * to exactly that tick, repeat until nothing is armed.  @nodes[0..@nr)
  * must be everything armed on @w, and @ticks[i] the expiry tick of
- * nodes[i] (the node's deadline, or with w->idx its entry's).  Each must
- * expire at the first advance whose tick reaches its expiry tick (never
- * before, never after), with that advance's clock, its index entry (if
- * any) marked TW_ENT_QUEUED exactly then, and the events appended to
- * w->ready must be in expiry-tick order.  Returns the number of wake-ups.
+ * nodes[i]'s entry.  Each must expire at the first advance whose tick
+ * reaches its expiry tick (never before, never after), with that
+ * advance's clock and its data, its index entry marked TW_ENT_QUEUED
+ * exactly then, and the events appended to the queue must be in
+ * expiry-tick order.  Returns the number of wake-ups.
  */
 static unsigned int twt_run_ticks(struct kunit *test, struct tw_wheel *w,
-				  struct tw_node *nodes, unsigned int nr,
+				  const struct tw_node *nodes, unsigned int nr,
 				  const u64 *ticks)
 {
-	u8 *on = kunit_kcalloc(test, nr, sizeof(*on), GFP_KERNEL);
+	struct twt_run *r = twt_run_new(test, nodes, nr, ticks);
 	unsigned long base = w->nr_ready;
-	unsigned int wakeups = 0, i, left = nr;
-	u64 t, prev_e = 0;
-	struct tw_node *n;
+	unsigned int wakeups = 0, left = nr;
+	u64 t;
 
-	KUNIT_ASSERT_NOT_NULL(test, on);
-	/* bit 2: the node carries the caller's flag, which must stay */
-	for (i = 0; i < nr; i++)
-		on[i] = nodes[i].deadline & TW_NODE_FLAG ? 4 : 0;
 	while (tw_wheel_next(w, &t)) {
-		u64 min_e = U64_MAX, now = t * w->tick_ns;
+		u64 now = t * w->tick_ns;
 
-		for (i = 0; i < nr; i++)
-			if (!(on[i] & 3))
-				min_e = min(min_e, ticks[i]);
-		KUNIT_ASSERT_LE_MSG(test, t, min_e, "wake-up after an expiry");
+		KUNIT_ASSERT_LE_MSG(test, t, twt_run_min(r),
+				    "wake-up after an expiry");
 		KUNIT_ASSERT_LT(test, ++wakeups, 16 * nr + 16);
 		twt_advance(test, w, now);
 		KUNIT_EXPECT_EQ(test, w->cur, t);
-		/* What is queued now; what was not before expired just now. */
-		list_for_each_entry(n, &w->ready, ready) {
-			if (n < nodes || n >= nodes + nr || (on[n - nodes] & 3))
-				continue;
-			on[n - nodes] |= 2;
-		}
-		for (i = 0; i < nr; i++) {
-			u64 flag = on[i] & 4 ? TW_NODE_FLAG : 0;
-			bool q = on[i] & 3;
-			struct tw_ent *ent = NULL;
-
-			if (w->idx)
-				ent = tw_index_find(w->idx, nodes[i].id);
-			if (ent)
-				KUNIT_EXPECT_EQ_MSG(test, tw_ent_queued(ent),
-						    q, "id %llu entry",
-						    nodes[i].id);
-			if (ticks[i] > t && q) {
-				KUNIT_FAIL(test, "id %llu (tick %llu) expired early at tick %llu",
-					   nodes[i].id, ticks[i], t);
-			} else if (ticks[i] <= t && !q) {
-				KUNIT_FAIL(test, "id %llu (tick %llu) not expired at tick %llu",
-					   nodes[i].id, ticks[i], t);
-			} else if (on[i] & 2) {
-				/* the whole word: the clock, and the flag kept */
-				KUNIT_EXPECT_EQ_MSG(test, nodes[i].expired,
-						    flag | max(now, 1ULL),
-						    "id %llu", nodes[i].id);
-				on[i] ^= 3;
-				left--;
-			}
-		}
+		left -= twt_run_check(test, w, r, t, now);
 		twt_check_pending(test, w);
+		twt_check_queue(test, w);
 	}
 	KUNIT_EXPECT_EQ(test, left, 0U);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, base + nr);
-	KUNIT_EXPECT_EQ(test, twt_ready_len(w), base + nr);
-	i = 0;
-	list_for_each_entry(n, &w->ready, ready) {
-		u64 e;
-
-		if (i++ < base)
-			continue;
-		KUNIT_ASSERT_TRUE(test, n >= nodes && n < nodes + nr);
-		e = ticks[n - nodes];
-		KUNIT_EXPECT_LE(test, prev_e, e);
-		KUNIT_EXPECT_GE(test, n->expired ^ (on[n - nodes] & 4 ?
-						    TW_NODE_FLAG : 0),
-				e * w->tick_ns);
-		prev_e = e;
-	}
-	kunit_kfree(test, on);
+	twt_check_queue(test, w);
+	twt_run_order(test, w, r, base);
+	twt_run_free(test, r);
 	return wakeups;
 }
 
-/* twt_run_ticks() with each node's expiry tick from its own deadline. */
+/* twt_run_ticks() with each node's expiry tick from its entry. */
 static unsigned int twt_run_timer(struct kunit *test, struct tw_wheel *w,
-				  struct tw_node *nodes, unsigned int nr)
+				  const struct tw_node *nodes, unsigned int nr)
 {
 	u64 *ticks = kunit_kcalloc(test, nr, sizeof(*ticks), GFP_KERNEL);
 	unsigned int i, wakeups;
 
 	KUNIT_ASSERT_NOT_NULL(test, ticks);
 	for (i = 0; i < nr; i++)
-		ticks[i] = tw_ticks(w, tw_node_deadline(&nodes[i]));
+		ticks[i] = tw_ticks(w, tw_ent_deadline(twt_ent(test, w,
+							       nodes[i].id)));
 	wakeups = twt_run_ticks(test, w, nodes, nr, ticks);
 	kunit_kfree(test, ticks);
 	return wakeups;
@@ -319,7 +590,7 @@ static void twt_ticks_rounding(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, 5 * TWT_MS + 1), 6ULL);
 
 	/* The smallest tick; 2^63 - 1 = 92233720368547 * 10^5 + 75807. */
-	tw_wheel_init(w, TWHEEL_TICK_MIN_NS, 0);
+	twt_reinit(w, TWHEEL_TICK_MIN_NS, 0);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, 300000), 3ULL);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, 300001), 4ULL);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, 9223372036854700000ULL),
@@ -331,7 +602,7 @@ static void twt_ticks_rounding(struct kunit *test)
 	KUNIT_EXPECT_LT(test, tw_ticks(w, TWHEEL_DEADLINE_MAX), TW_TICKS_MAX);
 
 	/* The largest tick; 2^63 - 1 = 2562047 * 3.6 * 10^12 + 2836854775807. */
-	tw_wheel_init(w, TWHEEL_TICK_MAX_NS, 0);
+	twt_reinit(w, TWHEEL_TICK_MAX_NS, 0);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, 1), 1ULL);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, TWHEEL_TICK_MAX_NS), 1ULL);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, TWHEEL_TICK_MAX_NS + 1), 2ULL);
@@ -340,16 +611,17 @@ static void twt_ticks_rounding(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, TWHEEL_DEADLINE_MAX), 2562048ULL);
 
 	/* Rounding up never overflows: U64_MAX = (2^63 - 1) * 2 + 1. */
-	tw_wheel_init(w, 2, 0);
+	twt_reinit(w, 2, 0);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, U64_MAX), BIT_ULL(63));
-	tw_wheel_init(w, 1, 0);
+	twt_reinit(w, 1, 0);
 	KUNIT_EXPECT_EQ(test, tw_ticks(w, U64_MAX), U64_MAX);
 }
 
 static void twt_init_and_next_empty(struct kunit *test)
 {
 	struct tw_wheel *w = twt_wheel(test, TWT_MS, 5 * TWT_MS + 999999);
-	struct tw_node *n;
+	struct tw_node *n, *s = w->tail;
+	struct tw_ent *e;
 	unsigned int l;
 	u64 t = 12345;
 
@@ -358,6 +630,12 @@ static void twt_init_and_next_empty(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
 	for (l = 0; l < TW_LEVELS; l++)
 		KUNIT_EXPECT_EQ(test, w->pending[l], 0ULL);
+	/* The queue: the sentinel alone. */
+	KUNIT_EXPECT_NOT_NULL(test, w->idx);
+	KUNIT_EXPECT_NOT_NULL(test, s);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, s);
+	KUNIT_EXPECT_NULL(test, s->next);
+	twt_check_queue(test, w);
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
 
 	/* Armed, then disarmed: empty again. */
@@ -365,8 +643,9 @@ static void twt_init_and_next_empty(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_LE(test, t, 100ULL);
-	tw_wheel_del(w, n);
+	twt_disarm(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
 
 	/* A deadline already processed waits in the drain list at cur. */
@@ -375,18 +654,30 @@ static void twt_init_and_next_empty(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, 5ULL);
 	twt_advance(test, w, 5 * TWT_MS + 999999);
-	twt_expect_expired(test, w, n, 5 * TWT_MS + 999999);
+	twt_expect_expired(test, w, 2, 5 * TWT_MS + 999999);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
+	/* The event went into the sentinel; the node is the new sentinel. */
+	KUNIT_EXPECT_PTR_EQ(test, w->head, s);
+	KUNIT_EXPECT_PTR_EQ(test, s->next, n);
+	KUNIT_EXPECT_PTR_EQ(test, w->tail, n);
+	KUNIT_EXPECT_PTR_EQ(test, twt_ent(test, w, 2)->node, s);
+	twt_check_queue(test, w);
 
-	/* Expired and taken off the ready queue: nothing left. */
-	tw_wheel_unqueue(w, n);
-	KUNIT_EXPECT_FALSE(test, twt_queued(w, n));
+	/* Popped: its entry still points at it, marked, until removed. */
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop(w), s);
+	e = twt_ent(test, w, 2);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, s);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(e));
+	KUNIT_EXPECT_EQ(test, s->id, 2ULL);
+	KUNIT_EXPECT_EQ(test, s->data, twt_data(2));
+	KUNIT_EXPECT_EQ(test, s->expired, 5 * TWT_MS + 999999);
+	tw_index_remove(w->idx, e);
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, 2));
 	KUNIT_EXPECT_FALSE(test, twt_in_drain(w, n));
-	/* The expiry clock stays in the word until the node is re-armed. */
-	KUNIT_EXPECT_EQ(test, tw_node_expired(n), 5 * TWT_MS + 999999);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
-	KUNIT_EXPECT_TRUE(test, list_empty(&w->ready));
+	KUNIT_EXPECT_PTR_EQ(test, w->head, n);
+	twt_check_queue(test, w);
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
 }
 
@@ -425,7 +716,7 @@ static void twt_slot_table(struct kunit *test)
 		const struct twt_pos *p = &twt_pos_table[i];
 		struct tw_node *n;
 
-		tw_wheel_init(w, TWT_US, p->cur * TWT_US + 999);
+		twt_reinit(w, TWT_US, p->cur * TWT_US + 999);
 		n = twt_arm(test, w, i, p->e * TWT_US - 1);
 		KUNIT_EXPECT_EQ(test, w->cur, p->cur);
 		twt_expect_at(test, w, n, p->lvl, p->slot);
@@ -447,7 +738,7 @@ static void twt_slot_formula(struct kunit *test)
 		unsigned int lvl = (fls64(e ^ cur) - 1) / TW_LVL_BITS;
 		struct tw_node *n;
 
-		tw_wheel_init(w, TWT_US, cur * TWT_US + twt_rand(&seed) % TWT_US);
+		twt_reinit(w, TWT_US, cur * TWT_US + twt_rand(&seed) % TWT_US);
 		n = twt_arm(test, w, i, e * TWT_US - twt_rand(&seed) % TWT_US);
 		KUNIT_EXPECT_LT(test, lvl, (unsigned int)TW_LEVELS);
 		twt_expect_at(test, w, n, lvl,
@@ -472,10 +763,10 @@ static void twt_pending_cleared_by_del(struct kunit *test)
 	twt_expect_at(test, w, a, 0, 10);
 	twt_expect_at(test, w, b, 0, 10);
 	twt_expect_at(test, w, top, 7, 63);
-	tw_wheel_del(w, b);
+	twt_disarm(test, w, b);
 	KUNIT_EXPECT_TRUE(test, w->pending[0] & BIT_ULL(10));
 	twt_expect_at(test, w, a, 0, 10);
-	tw_wheel_del(w, a);
+	twt_disarm(test, w, a);
 	KUNIT_EXPECT_FALSE(test, w->pending[0] & BIT_ULL(10));
 	KUNIT_EXPECT_EQ(test, w->pending[0], BIT_ULL(11));
 	twt_check_pending(test, w);
@@ -483,36 +774,37 @@ static void twt_pending_cleared_by_del(struct kunit *test)
 	/* Tail removed first, then the head; then a middle node. */
 	a = twt_arm(test, w, 1, 10 * TWT_US);
 	b = twt_arm(test, w, 2, 10 * TWT_US);
-	tw_wheel_del(w, a);
+	twt_disarm(test, w, a);
 	KUNIT_EXPECT_TRUE(test, w->pending[0] & BIT_ULL(10));
-	tw_wheel_del(w, b);
+	twt_disarm(test, w, b);
 	KUNIT_EXPECT_FALSE(test, w->pending[0] & BIT_ULL(10));
 	a = twt_arm(test, w, 1, 10 * TWT_US);
 	b = twt_arm(test, w, 2, 10 * TWT_US);
 	d = twt_arm(test, w, 5, 10 * TWT_US);
-	tw_wheel_del(w, b);
+	twt_disarm(test, w, b);
 	twt_check_pending(test, w);
-	tw_wheel_del(w, d);
-	tw_wheel_del(w, a);
+	twt_disarm(test, w, d);
+	twt_disarm(test, w, a);
 	KUNIT_EXPECT_EQ(test, w->pending[0], BIT_ULL(11));
 
 	/* The last slot of the last level, and the last slot left. */
-	tw_wheel_del(w, top);
+	twt_disarm(test, w, top);
 	KUNIT_EXPECT_EQ(test, w->pending[7], 0ULL);
-	tw_wheel_del(w, c);
+	twt_disarm(test, w, c);
 	for (l = 0; l < TW_LEVELS; l++)
 		KUNIT_EXPECT_EQ(test, w->pending[l], 0ULL);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
 }
 
 static void twt_del_from_drain(struct kunit *test)
 {
 	struct tw_wheel *w = twt_wheel(test, TWT_MS, 20 * TWT_MS);
-	struct tw_node *late, *late2, *slotted;
+	struct tw_node *late, *late2;
 	u64 t;
 
-	slotted = twt_arm(test, w, 1, 21 * TWT_MS);
+	twt_arm(test, w, 1, 21 * TWT_MS);
 	late = twt_arm(test, w, 2, 20 * TWT_MS);
 	late2 = twt_arm(test, w, 3, 3 * TWT_MS);
 	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, late));
@@ -521,18 +813,19 @@ static void twt_del_from_drain(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 3UL);
 
 	/* Leaving the drain list touches no pending bit. */
-	tw_wheel_del(w, late2);
-	tw_wheel_del(w, late);
+	twt_disarm(test, w, late2);
+	twt_disarm(test, w, late);
 	KUNIT_EXPECT_EQ(test, w->pending[0], BIT_ULL(21));
 	KUNIT_EXPECT_TRUE(test, hlist_empty(&w->drain));
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, 21ULL);
 	twt_advance(test, w, 21 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, twt_ready_len(w), 1UL);
-	twt_expect_expired(test, w, slotted, 21 * TWT_MS);
-	KUNIT_EXPECT_FALSE(test, twt_queued(w, late));
-	KUNIT_EXPECT_FALSE(test, twt_queued(w, late2));
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
+	twt_check_queue(test, w);
+	twt_expect_expired(test, w, 1, 21 * TWT_MS);
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, 2));
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, 3));
 }
 
 static void twt_reslot_level3(struct kunit *test)
@@ -576,13 +869,14 @@ static void twt_reslot_level3(struct kunit *test)
 	twt_expect_armed(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
 	twt_advance(test, w, e * TWT_MS);
-	twt_expect_expired(test, w, n, e * TWT_MS);
+	twt_expect_expired(test, w, 1, e * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->reslots, 3ULL);
 	KUNIT_EXPECT_EQ(test, w->late_max, 500ULL);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
 	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
 	twt_check_pending(test, w);
+	twt_check_queue(test, w);
 
 	/* The same cascade inside one advance call. */
 	w = twt_wheel(test, TWT_MS, 0);
@@ -592,7 +886,7 @@ static void twt_reslot_level3(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->reslots, 3ULL);
 	twt_expect_at(test, w, n, 0, 11);
 	twt_advance(test, w, e * TWT_MS);
-	twt_expect_expired(test, w, n, e * TWT_MS);
+	twt_expect_expired(test, w, 2, e * TWT_MS);
 }
 
 static void twt_reslot_zero_digits(struct kunit *test)
@@ -607,18 +901,19 @@ static void twt_reslot_zero_digits(struct kunit *test)
 	twt_expect_at(test, w, low, 3, 5);
 	twt_expect_at(test, w, mid, 3, 5);
 	twt_advance(test, w, l3 * TWT_MS);
-	twt_expect_expired(test, w, at, l3 * TWT_MS);
+	twt_expect_expired(test, w, 1, l3 * TWT_MS);
 	twt_expect_at(test, w, low, 0, 11);
 	twt_expect_at(test, w, mid, 2, 3);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	twt_advance(test, w, (l3 | 11) * TWT_MS);
-	twt_expect_expired(test, w, low, (l3 | 11) * TWT_MS);
+	twt_expect_expired(test, w, 2, (l3 | 11) * TWT_MS);
 	twt_expect_armed(test, w, mid);
 	twt_advance(test, w, (l3 | 3ULL << 12) * TWT_MS);
-	twt_expect_expired(test, w, mid, (l3 | 3ULL << 12) * TWT_MS);
+	twt_expect_expired(test, w, 3, (l3 | 3ULL << 12) * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 3UL);
 	twt_check_pending(test, w);
+	twt_check_queue(test, w);
 }
 
 /* Random deadlines of every magnitude, driven by tw_wheel_next(). */
@@ -639,6 +934,7 @@ static void twt_next_random(struct kunit *test)
 	for (c = 0; c < ARRAY_SIZE(cfg); c++) {
 		struct tw_wheel *w = twt_wheel(test, cfg[c].tick, cfg[c].now);
 		struct tw_node *nodes = twt_nodes(test, nr);
+		u64 prev = 0;
 
 		for (i = 0; i < nr; i++) {
 			u64 r = twt_rand(&seed);
@@ -649,9 +945,9 @@ static void twt_next_random(struct kunit *test)
 			if (i % 10 == 9)
 				d = 0;
 			if (i % 10 == 8)
-				d = nodes[i - 1].deadline - cfg[c].now;
-			nodes[i].deadline = cfg[c].now + d;
-			tw_wheel_add(w, &nodes[i]);
+				d = prev;
+			twt_add(test, w, &nodes[i], cfg[c].now + d);
+			prev = d;
 		}
 		KUNIT_EXPECT_EQ(test, w->nr_armed, (unsigned long)nr);
 		twt_check_pending(test, w);
@@ -662,9 +958,9 @@ static void twt_next_random(struct kunit *test)
 }
 
 /*
- * A later deadline is stored in the node without moving it (as the device
- * does): the node is re-slotted when its old slot comes due, and expires
- * at the new deadline's tick.
+ * A later deadline is written to the id's entry without moving the node
+ * (as the device does): the node is re-slotted when its old slot comes
+ * due, and expires at the new deadline's tick.
  */
 static void twt_lazy_later(struct kunit *test)
 {
@@ -672,11 +968,11 @@ static void twt_lazy_later(struct kunit *test)
 	struct tw_node *n = twt_arm(test, w, 1, 10 * TWT_MS);
 	unsigned int budget;
 	struct tw_node *m;
-	u64 t;
+	u64 t, id;
 
 	twt_expect_at(test, w, n, 0, 10);
-	n->deadline = 30 * TWT_MS;
-	n->deadline = 50 * TWT_MS;
+	twt_later(test, w, 1, 30 * TWT_MS);
+	twt_later(test, w, 1, 50 * TWT_MS);
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, 10ULL);
 	twt_advance(test, w, 10 * TWT_MS);
@@ -686,18 +982,18 @@ static void twt_lazy_later(struct kunit *test)
 	twt_advance(test, w, 50 * TWT_MS - 1);
 	twt_expect_armed(test, w, n);
 	twt_advance(test, w, 50 * TWT_MS);
-	twt_expect_expired(test, w, n, 50 * TWT_MS);
+	twt_expect_expired(test, w, 1, 50 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->late_max, 0ULL);
 
 	/* Moved from level 0 up to level 2 (70000 = 0x11170, from cur 60). */
 	m = twt_arm(test, w, 2, 60 * TWT_MS);
-	m->deadline = 70000 * TWT_MS;
+	twt_later(test, w, 2, 70000 * TWT_MS);
 	twt_advance(test, w, 60 * TWT_MS);
 	twt_expect_armed(test, w, m);
 	twt_expect_at(test, w, m, 2, 17);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	twt_run_timer(test, w, m, 1);
-	twt_expect_expired(test, w, m, 70000 * TWT_MS);
+	twt_expect_expired(test, w, 2, 70000 * TWT_MS);
 
 	/* Moved later while its old slot is in the drain list. */
 	w = twt_wheel(test, TWT_MS, 64 * TWT_MS);
@@ -706,14 +1002,16 @@ static void twt_lazy_later(struct kunit *test)
 	budget = 1;
 	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, 100 * TWT_MS, &budget));
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
-	n = twt_queued(w, n) ? m : n;
+	n = twt_queued(w, 3) ? m : n;
 	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, n));
-	n->deadline = 101 * TWT_MS;
+	twt_later(test, w, n->id, 101 * TWT_MS);
 	twt_advance(test, w, 100 * TWT_MS);
 	twt_expect_armed(test, w, n);
 	twt_expect_at(test, w, n, 0, 37);
+	id = n->id;
 	twt_advance(test, w, 101 * TWT_MS);
-	twt_expect_expired(test, w, n, 101 * TWT_MS);
+	twt_expect_expired(test, w, id, 101 * TWT_MS);
+	twt_check_queue(test, w);
 }
 
 /* Nodes on every level, expired by one advance: queued in tick order. */
@@ -730,7 +1028,7 @@ static void twt_order_across_levels(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ticks);
 
 	for (i = 0; i < nr; i++) {
-		u64 span, e;
+		u64 span, e, d;
 
 		l = i / per;
 		k = i % per;
@@ -739,41 +1037,43 @@ static void twt_order_across_levels(struct kunit *test)
 		    twt_rand(&seed) % span;
 		/* Two nodes per level share a tick. */
 		if (k == per - 1)
-			e = tw_ticks(w, nodes[i + 1 - per].deadline);
-		nodes[i].deadline = e * TWT_US - twt_rand(&seed) % TWT_US;
-		tw_wheel_add(w, &nodes[i]);
+			e = ticks[i + 1 - per];
+		d = e * TWT_US - twt_rand(&seed) % TWT_US;
+		twt_add(test, w, &nodes[i], d);
 		twt_expect_at(test, w, &nodes[i], l,
 			      (e >> (l * TW_LVL_BITS)) & TW_LVL_MASK);
 		max_e = max(max_e, e);
-		min_d = min(min_d, nodes[i].deadline);
+		min_d = min(min_d, d);
 		ticks[i] = e;
 	}
 	twt_advance(test, w, max_e * TWT_US);
 	KUNIT_EXPECT_EQ(test, w->cur, max_e);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, (unsigned long)nr);
-	KUNIT_EXPECT_EQ(test, twt_ready_len(w), (unsigned long)nr);
+	twt_check_queue(test, w);
 	KUNIT_EXPECT_EQ(test, w->late_max, max_e * TWT_US - min_d);
 	for (l = 0; l < TW_LEVELS; l++)
 		KUNIT_EXPECT_EQ(test, w->pending[l], 0ULL);
+	/* ids are 0..nr - 1: the id of an event is its index in ticks */
 	i = 0;
-	list_for_each_entry(n, &w->ready, ready) {
+	for (n = w->head; n && n != w->tail; n = n->next) {
 		u64 e;
 
-		KUNIT_ASSERT_TRUE(test, n >= nodes && n < nodes + nr);
-		e = ticks[n - nodes];
+		KUNIT_ASSERT_LT(test, n->id, (u64)nr);
+		e = ticks[n->id];
 		KUNIT_EXPECT_LE_MSG(test, prev_e, e, "event %u out of order", i);
-		twt_expect_expired(test, w, n, max_e * TWT_US);
+		twt_expect_expired(test, w, n->id, max_e * TWT_US);
 		prev_e = e;
-		i++;
+		KUNIT_ASSERT_LT(test, ++i, nr + 1);
 	}
+	KUNIT_EXPECT_EQ(test, i, nr);
 }
 
 static void twt_catch_up_idle(struct kunit *test)
 {
 	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
 	struct tw_wheel *ref = twt_wheel(test, TWT_MS, 0);
-	struct tw_node *n, *r, *d, *far;
+	struct tw_node *n, *r, *far;
 	u64 t;
 
 	/* Idle: cur jumps to now's tick, and nodes land on level 0. */
@@ -793,16 +1093,16 @@ static void twt_catch_up_idle(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->cur, 10004ULL);
 	twt_expect_armed(test, w, n);
 	twt_advance(test, w, 10006 * TWT_MS);
-	twt_expect_expired(test, w, n, 10006 * TWT_MS);
+	twt_expect_expired(test, w, 1, 10006 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 10006ULL);
 
 	/* Not while the drain list holds a node. */
-	d = twt_arm(test, w, 2, TWT_MS);
+	twt_arm(test, w, 2, TWT_MS);
 	tw_wheel_catch_up(w, 20000 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 10006ULL);
 	twt_advance(test, w, 20000 * TWT_MS);
-	twt_expect_expired(test, w, d, 20000 * TWT_MS);
+	twt_expect_expired(test, w, 2, 20000 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 20000ULL);
 
 	/* A far node: catch up to just before its level-2 slot. */
@@ -816,17 +1116,19 @@ static void twt_catch_up_idle(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->cur, 24575ULL);
 	twt_expect_at(test, w, far, 2, 6);
 	twt_run_timer(test, w, far, 1);
-	twt_expect_expired(test, w, far, 25000 * TWT_MS);
+	twt_expect_expired(test, w, 3, 25000 * TWT_MS);
 }
 
 /* cur close to TW_TICKS_MAX: the top level and its last slots. */
 static void twt_large_cur(struct kunit *test)
 {
 	static const u64 off[] = { 1, 2, 63, 64, 65, 4095, 4096, 4097, 4999 };
-	const u64 cur = TW_TICKS_MAX - 5000;
+	const u64 cur = TW_TICKS_MAX - 5000, last = TW_TICKS_MAX - 1;
 	const unsigned int nr = ARRAY_SIZE(off) + 40;
 	struct tw_wheel *w = twt_wheel(test, TWT_US, cur * TWT_US + 999);
 	struct tw_node *nodes = twt_nodes(test, nr);
+	struct tw_node *n;
+	struct tw_ent *e0;
 	u64 seed = 3, t;
 	unsigned int i;
 
@@ -835,24 +1137,28 @@ static void twt_large_cur(struct kunit *test)
 		u64 e = i < ARRAY_SIZE(off) ? cur + off[i] :
 			cur + 1 + twt_rand(&seed) % 4999;
 
-		nodes[i].deadline = e * TWT_US - twt_rand(&seed) % TWT_US;
-		tw_wheel_add(w, &nodes[i]);
+		twt_add(test, w, &nodes[i],
+			e * TWT_US - twt_rand(&seed) % TWT_US);
 	}
 	/* 0xffffffffec78 + 4999 = 2^48 - 1 differs from cur first in bit 12. */
 	twt_expect_at(test, w, &nodes[ARRAY_SIZE(off) - 1], 2, 63);
 	twt_run_timer(test, w, nodes, nr);
-	KUNIT_EXPECT_EQ(test, w->cur, TW_TICKS_MAX - 1);
-	twt_expect_expired(test, w, &nodes[ARRAY_SIZE(off) - 1],
-			   (TW_TICKS_MAX - 1) * TWT_US);
+	KUNIT_EXPECT_EQ(test, w->cur, last);
+	twt_expect_expired(test, w, ARRAY_SIZE(off) - 1, last * TWT_US);
 
-	/* At the very last tick, a due node still expires. */
-	nodes[0].deadline = (TW_TICKS_MAX - 1) * TWT_US;
-	tw_wheel_unqueue(w, &nodes[0]);
-	tw_wheel_add(w, &nodes[0]);
+	/* At the very last tick, a due node still expires: id 0 re-armed. */
+	e0 = twt_ent(test, w, 0);
+	n = tw_wheel_discard(w, e0);
+	KUNIT_EXPECT_PTR_EQ(test, e0->node, n);
+	e0->deadline = last * TWT_US;
+	tw_wheel_add(w, n, last * TWT_US);
+	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, n));
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
-	KUNIT_EXPECT_EQ(test, t, TW_TICKS_MAX - 1);
-	twt_advance(test, w, (TW_TICKS_MAX - 1) * TWT_US + 5);
-	twt_expect_expired(test, w, &nodes[0], (TW_TICKS_MAX - 1) * TWT_US + 5);
+	KUNIT_EXPECT_EQ(test, t, last);
+	twt_advance(test, w, last * TWT_US + 5);
+	twt_expect_expired(test, w, 0, last * TWT_US + 5);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, (unsigned long)nr);
+	twt_check_queue(test, w);
 }
 
 /* Carries across every level, and the top level's last slot. */
@@ -874,15 +1180,15 @@ static void twt_carry_top_level(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, b42);
 	twt_advance(test, w, b42 * TWT_US);
-	twt_expect_expired(test, w, a, b42 * TWT_US);
+	twt_expect_expired(test, w, 1, b42 * TWT_US);
 	twt_expect_at(test, w, b, 0, 1);
 	twt_expect_at(test, w, c, 1, 1);
 	KUNIT_EXPECT_EQ(test, w->reslots, 2ULL);
 	twt_advance(test, w, (b42 + 63) * TWT_US);
-	twt_expect_expired(test, w, b, (b42 + 63) * TWT_US);
+	twt_expect_expired(test, w, 2, (b42 + 63) * TWT_US);
 	twt_expect_armed(test, w, c);
 	twt_advance(test, w, (b42 + 64) * TWT_US);
-	twt_expect_expired(test, w, c, (b42 + 64) * TWT_US);
+	twt_expect_expired(test, w, 3, (b42 + 64) * TWT_US);
 
 	/* The largest tick from cur 0: slot 63 of each level in turn. */
 	w = twt_wheel(test, TWT_US, 0);
@@ -900,7 +1206,7 @@ static void twt_carry_top_level(struct kunit *test)
 	twt_advance(test, w, last * TWT_US - 1);
 	twt_expect_armed(test, w, top);
 	twt_advance(test, w, last * TWT_US);
-	twt_expect_expired(test, w, top, last * TWT_US);
+	twt_expect_expired(test, w, 4, last * TWT_US);
 	KUNIT_EXPECT_EQ(test, w->reslots, (u64)(TW_LEVELS - 1));
 }
 
@@ -918,9 +1224,9 @@ static void twt_deadline_max(struct kunit *test)
 	twt_advance(test, w, TWHEEL_DEADLINE_MAX);
 	twt_expect_armed(test, w, n);
 	twt_advance(test, w, e * TWHEEL_TICK_MIN_NS);
-	/* that tick's clock is past KTIME_MAX: it fills the whole word */
-	KUNIT_EXPECT_TRUE(test, twt_queued(w, n));
-	KUNIT_EXPECT_EQ(test, n->expired, e * TWHEEL_TICK_MIN_NS);
+	/* that tick's clock is past KTIME_MAX: it needs all 64 bits */
+	KUNIT_EXPECT_GT(test, e * TWHEEL_TICK_MIN_NS, TWHEEL_DEADLINE_MAX);
+	twt_expect_expired(test, w, 1, e * TWHEEL_TICK_MIN_NS);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 
 	w = twt_wheel(test, TWHEEL_TICK_MIN_NS, now);
@@ -932,57 +1238,73 @@ static void twt_deadline_max(struct kunit *test)
 	n = twt_arm(test, w, 3, TWHEEL_DEADLINE_MAX);
 	twt_expect_at(test, w, n, 3, 9);
 	twt_run_timer(test, w, n, 1);
-	KUNIT_EXPECT_TRUE(test, twt_queued(w, n));
-	KUNIT_EXPECT_EQ(test, n->expired, 2562048ULL * TWHEEL_TICK_MAX_NS);
+	twt_expect_expired(test, w, 3, 2562048ULL * TWHEEL_TICK_MAX_NS);
 }
 
 /*
- * Bit 63 of the deadline word is the caller's (TW_NODE_FLAG): it changes
- * neither the slot, nor the expiry, nor the lateness, and it survives
- * every move of the node.
+ * One id with data @data: moved later from level 0 to level 2, expired,
+ * discarded, re-armed and expired late.  The data is carried throughout,
+ * and the slots, expiries and lateness are what they are for any data.
  */
-static void twt_caller_flag(struct kunit *test)
+static void twt_data_kept(struct kunit *test, u64 id, u64 data)
 {
-	const u64 now = 1000000000000000ULL;
 	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
-	struct tw_node *n = twt_nodes(test, 2);
+	struct tw_node *n = twt_nodes(test, 1);
+	struct tw_ent *e;
 
-	n->deadline = TW_NODE_FLAG;
-	tw_node_set_deadline(n, 10 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, tw_node_deadline(n), 10 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->deadline, TW_NODE_FLAG | 10 * TWT_MS);
-	tw_wheel_add(w, n);
+	n->id = id;
+	n->data = data;
+	twt_add(test, w, n, 10 * TWT_MS);
 	twt_expect_at(test, w, n, 0, 10);
 	/* later, re-slotted from level 0 to level 2 when slot 10 is due */
-	tw_node_set_deadline(n, 70000 * TWT_MS);
+	twt_later(test, w, id, 70000 * TWT_MS);
 	twt_advance(test, w, 10 * TWT_MS);
 	twt_expect_armed(test, w, n);
 	twt_expect_at(test, w, n, 2, 17);
+	KUNIT_EXPECT_EQ(test, n->data, data);
 	twt_run_timer(test, w, n, 1);
-	twt_expect_expired(test, w, n, 70000 * TWT_MS);
+	twt_expect_event(test, w, id, data, 70000 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->late_max, 0ULL);
-	KUNIT_EXPECT_EQ(test, n->expired, TW_NODE_FLAG | 70000 * TWT_MS);
-	tw_wheel_unqueue(w, n);
-	KUNIT_EXPECT_EQ(test, n->expired, TW_NODE_FLAG | 70000 * TWT_MS);
 
-	/* re-armed over the expiry clock, expired late: the flag stays */
-	tw_node_set_deadline(n, 80000 * TWT_MS + 1);
-	KUNIT_EXPECT_EQ(test, n->deadline, TW_NODE_FLAG | (80000 * TWT_MS + 1));
-	tw_wheel_add(w, n);
+	/* discarded: the node handed back carries the id and the data */
+	e = twt_ent(test, w, id);
+	n = tw_wheel_discard(w, e);
+	KUNIT_EXPECT_EQ(test, n->id, id);
+	KUNIT_EXPECT_EQ(test, n->data, data);
+
+	/* re-armed, expired late: the data stays */
+	e->deadline = 80000 * TWT_MS + 1;
+	tw_wheel_add(w, n, 80000 * TWT_MS + 1);
 	twt_advance(test, w, 90000 * TWT_MS);
-	twt_expect_expired(test, w, n, 90000 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, n->expired, TW_NODE_FLAG | 90000 * TWT_MS);
+	twt_expect_event(test, w, id, data, 90000 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->late_max, 10000 * TWT_MS - 1);
-	tw_wheel_unqueue(w, n);
+	twt_check_queue(test, w);
+}
 
-	/* the largest deadline, flagged, lands where an unflagged one does */
+/*
+ * The data word is the caller's: any value (bit 63 set, as the old caller
+ * flag was, all ones, zero) changes neither the slot, nor the expiry, nor
+ * the lateness, and it survives every move of the id's event.
+ */
+static void twt_caller_data(struct kunit *test)
+{
+	const u64 now = 1000000000000000ULL;
+	struct tw_wheel *w;
+	struct tw_node *n;
+
+	twt_data_kept(test, 7, BIT_ULL(63) | 0x5a);
+	twt_data_kept(test, 8, U64_MAX);
+	twt_data_kept(test, 9, 0);
+
+	/* the largest deadline, data all ones, lands where any other does */
 	w = twt_wheel(test, TWHEEL_TICK_MIN_NS, now);
-	n[1].deadline = TW_NODE_FLAG;
-	tw_node_set_deadline(&n[1], TWHEEL_DEADLINE_MAX);
-	tw_wheel_add(w, &n[1]);
-	twt_expect_at(test, w, &n[1], 7, 20);
-	tw_wheel_del(w, &n[1]);
-	KUNIT_EXPECT_EQ(test, n[1].deadline, TW_NODE_FLAG | TWHEEL_DEADLINE_MAX);
+	n = twt_nodes(test, 1);
+	n->id = 1;
+	n->data = U64_MAX;
+	twt_add(test, w, n, TWHEEL_DEADLINE_MAX);
+	twt_expect_at(test, w, n, 7, 20);
+	twt_disarm(test, w, n);
+	KUNIT_EXPECT_EQ(test, n->data, U64_MAX);
 	twt_check_pending(test, w);
 }
 
@@ -1005,25 +1327,47 @@ static void twt_min_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t, 7ULL);
 
 	twt_advance(test, w, now);
-	twt_expect_expired(test, w, at_cur, now);
-	twt_expect_expired(test, w, zero, now);
+	twt_expect_expired(test, w, 3, now);
+	twt_expect_expired(test, w, 4, now);
 	KUNIT_EXPECT_EQ(test, w->late_max, now);
 	twt_expect_armed(test, w, ns);
 	twt_advance(test, w, 8 * TWT_MS - 1);
 	twt_expect_armed(test, w, ns);
 	twt_expect_armed(test, w, tick);
 	twt_advance(test, w, 8 * TWT_MS);
-	twt_expect_expired(test, w, ns, 8 * TWT_MS);
-	twt_expect_expired(test, w, tick, 8 * TWT_MS);
+	twt_expect_expired(test, w, 1, 8 * TWT_MS);
+	twt_expect_expired(test, w, 2, 8 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 4UL);
+	twt_check_queue(test, w);
 
-	/* At time 0 an expired node is still marked: expired is never 0. */
+	/* At time 0 an event still has a clock: expired is never 0. */
 	w = twt_wheel(test, TWT_MS, 0);
 	zero = twt_arm(test, w, 5, 0);
 	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, zero));
 	twt_advance(test, w, 0);
-	twt_expect_expired(test, w, zero, 1ULL);
+	twt_expect_expired(test, w, 5, 1ULL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
+}
+
+/* The events of @w and @ref: the same ids in the same order, at @when. */
+static void twt_expect_same_queue(struct kunit *test,
+				  const struct tw_wheel *w,
+				  const struct tw_wheel *ref, u64 when)
+{
+	const struct tw_node *n = w->head, *r = ref->head;
+	unsigned long k;
+
+	twt_check_queue(test, w);
+	twt_check_queue(test, ref);
+	KUNIT_ASSERT_EQ(test, w->nr_ready, ref->nr_ready);
+	for (k = 0; k < w->nr_ready; k++, n = n->next, r = r->next) {
+		KUNIT_ASSERT_TRUE(test, n && n != w->tail);
+		KUNIT_ASSERT_TRUE(test, r && r != ref->tail);
+		KUNIT_EXPECT_EQ(test, n->id, r->id);
+		twt_expect_expired(test, w, n->id, when);
+	}
+	KUNIT_EXPECT_PTR_EQ(test, n, w->tail);
+	KUNIT_EXPECT_PTR_EQ(test, r, ref->tail);
 }
 
 /* A budget of one node per call: same result as one unlimited call. */
@@ -1036,7 +1380,6 @@ static void twt_budget_one(struct kunit *test)
 	struct tw_node *nodes = twt_nodes(test, nr);
 	struct tw_node *rnodes = twt_nodes(test, nr);
 	unsigned int i, budget, calls = 0, moves = 0;
-	struct tw_node *n, *r;
 	u64 seed = 11;
 	bool more;
 
@@ -1047,10 +1390,8 @@ static void twt_budget_one(struct kunit *test)
 			e = 100;
 		else if (i < 16)
 			e = 64 * 5 + 3;
-		nodes[i].deadline = e * TWT_MS;
-		rnodes[i].deadline = e * TWT_MS;
-		tw_wheel_add(w, &nodes[i]);
-		tw_wheel_add(ref, &rnodes[i]);
+		twt_add(test, w, &nodes[i], e * TWT_MS);
+		twt_add(test, ref, &rnodes[i], e * TWT_MS);
 	}
 	twt_advance(test, ref, end);
 	KUNIT_EXPECT_EQ(test, ref->nr_ready, (unsigned long)nr);
@@ -1075,12 +1416,7 @@ static void twt_budget_one(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 
 	/* The same events in the same order. */
-	r = list_first_entry(&ref->ready, struct tw_node, ready);
-	list_for_each_entry(n, &w->ready, ready) {
-		KUNIT_EXPECT_EQ(test, n->id, r->id);
-		twt_expect_expired(test, w, n, end);
-		r = list_next_entry(r, ready);
-	}
+	twt_expect_same_queue(test, w, ref, end);
 }
 
 /* A budget of 0 moves nothing and reports whether work is due. */
@@ -1103,6 +1439,7 @@ static void twt_budget_zero(struct kunit *test)
 	twt_expect_armed(test, w, n);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 2UL);
+	twt_check_queue(test, w);
 }
 
 /*
@@ -1116,12 +1453,10 @@ static void twt_budget_pause_in_drain(struct kunit *test)
 	struct tw_node *far = twt_arm(test, w, 10, 200 * TWT_MS);
 	struct tw_node *gone = NULL, *late, *soon;
 	unsigned int i, budget = 2;
-	u64 t;
+	u64 t, gone_id;
 
-	for (i = 0; i < 5; i++) {
-		nodes[i].deadline = 10 * TWT_MS;
-		tw_wheel_add(w, &nodes[i]);
-	}
+	for (i = 0; i < 5; i++)
+		twt_add(test, w, &nodes[i], 10 * TWT_MS);
 	KUNIT_EXPECT_TRUE(test, tw_wheel_advance(w, 10 * TWT_MS, &budget));
 	KUNIT_EXPECT_EQ(test, budget, 0U);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 2UL);
@@ -1130,19 +1465,22 @@ static void twt_budget_pause_in_drain(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, w->pending[0] & BIT_ULL(10));
 	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
 	KUNIT_EXPECT_EQ(test, t, 10ULL);
+	twt_check_queue(test, w);
 
 	/* No catch-up over unfinished work. */
 	tw_wheel_catch_up(w, 50 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->cur, 10ULL);
 
+	/* ids 0..4: the queued ones' nodes now hold other things */
 	for (i = 0; i < 5; i++) {
-		if (twt_queued(w, &nodes[i]))
+		if (twt_queued(w, i))
 			continue;
 		KUNIT_EXPECT_TRUE(test, twt_in_drain(w, &nodes[i]));
 		gone = &nodes[i];
 	}
 	KUNIT_ASSERT_NOT_NULL(test, gone);
-	tw_wheel_del(w, gone);
+	gone_id = gone->id;
+	twt_disarm(test, w, gone);
 	late = twt_arm(test, w, 11, 9 * TWT_MS);
 	soon = twt_arm(test, w, 12, 12 * TWT_MS);
 	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, late));
@@ -1154,29 +1492,32 @@ static void twt_budget_pause_in_drain(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tw_wheel_advance(w, 10 * TWT_MS, &budget));
 	KUNIT_EXPECT_EQ(test, budget, 10U - 3);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 5UL);
-	KUNIT_EXPECT_FALSE(test, twt_queued(w, gone));
-	twt_expect_expired(test, w, late, 10 * TWT_MS);
+	KUNIT_EXPECT_FALSE(test, twt_queued(w, gone_id));
+	twt_expect_expired(test, w, 11, 10 * TWT_MS);
 	twt_expect_armed(test, w, soon);
 	twt_advance(test, w, 12 * TWT_MS);
-	twt_expect_expired(test, w, soon, 12 * TWT_MS);
+	twt_expect_expired(test, w, 12, 12 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
+	twt_check_queue(test, w);
 }
 
 /* ------------------------------------------------------------- index */
 
 /*
  * The index tests keep their own record of what the index should hold in
- * each node's deadline word, which the index never reads: TW_NODE_FLAG set
- * while the id is in the index, and the deadline its entry must carry.
+ * each node's data word, which the index never reads: TWT_IN set while the
+ * id is in the index, and the deadline its entry must carry.
  */
+#define TWT_IN		BIT_ULL(63)
+
 static bool twt_in(const struct tw_node *n)
 {
-	return n->deadline & TW_NODE_FLAG;
+	return n->data & TWT_IN;
 }
 
 static u64 twt_want_deadline(const struct tw_node *n)
 {
-	return n->deadline & ~TW_NODE_FLAG;
+	return n->data & ~TWT_IN;
 }
 
 /*
@@ -1201,14 +1542,6 @@ static u64 twt_home_key(unsigned long h, unsigned long size)
 	return k;
 }
 
-static struct tw_ent *twt_tab(struct kunit *test, unsigned long size)
-{
-	struct tw_ent *t = kunit_kcalloc(test, size, sizeof(*t), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, t);
-	return t;
-}
-
 /* A test's index: @nr nodes with ids @id0.., none in the index yet. */
 struct twt_ix {
 	struct kunit *test;
@@ -1224,11 +1557,15 @@ static struct twt_ix *twt_ix(struct kunit *test, unsigned long size,
 			     unsigned int nr)
 {
 	struct twt_ix *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	unsigned int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	c->test = test;
 	c->nodes = twt_nodes(test, nr);
 	c->nr = nr;
+	/* the data word is the record: nothing in the index yet */
+	for (i = 0; i < nr; i++)
+		c->nodes[i].data = 0;
 	c->seen = kunit_kcalloc(test, nr, sizeof(*c->seen), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c->seen);
 	tw_index_init(&c->x, twt_tab(test, size), size);
@@ -1261,7 +1598,7 @@ static struct tw_ent *twt_ins(struct twt_ix *c, unsigned int i, u64 deadline)
 	KUNIT_EXPECT_EQ(test, x->nr, nr + 1);
 	KUNIT_EXPECT_EQ(test, x->nr_tab, nr_tab + 1);
 	KUNIT_EXPECT_EQ(test, x->nr_old, nr_old);
-	n->deadline = TW_NODE_FLAG | deadline;
+	n->data = TWT_IN | deadline;
 	return e;
 }
 
@@ -1284,7 +1621,7 @@ static void twt_rm(struct twt_ix *c, unsigned int i)
 	KUNIT_EXPECT_EQ(test, x->nr, nr - 1);
 	KUNIT_EXPECT_EQ(test, x->nr_tab, nr_tab - in_tab);
 	KUNIT_EXPECT_EQ(test, x->nr_old, nr_old - !in_tab);
-	n->deadline = 0;
+	n->data = 0;
 }
 
 static void twt_resize(struct twt_ix *c, unsigned long size)
@@ -2089,7 +2426,7 @@ static void twt_index_pop(struct kunit *test)
 		KUNIT_EXPECT_GE(test, pos, last);
 		KUNIT_EXPECT_EQ(test, nr_left, nr - popped - 1);
 		KUNIT_EXPECT_EQ(test, x->nr_tab + x->nr_old, nr_left);
-		n->deadline = 0;
+		n->data = 0;
 		last = pos;
 		KUNIT_ASSERT_LE(test, ++popped, (unsigned long)nr);
 	}
@@ -2147,7 +2484,7 @@ static void twt_index_random(struct kunit *test)
 			/* room, and room in the new table for all */
 			if (!twt_in(n) && tw_index_room(x) &&
 			    x->nr + 1 < x->size - x->size / 16) {
-				twt_ins(c, j, (r >> 20) & ~TW_NODE_FLAG);
+				twt_ins(c, j, (r >> 20) & ~TWT_IN);
 				ops[0]++;
 			}
 		} else if (op < 10) {
@@ -2161,7 +2498,7 @@ static void twt_index_random(struct kunit *test)
 					    twt_in(n) ? n : NULL);
 			if (e) {
 				e->deadline = r >> 1;
-				n->deadline = TW_NODE_FLAG | r >> 1;
+				n->data = TWT_IN | r >> 1;
 			}
 			ops[2]++;
 		} else if (op < 13 && !x->old) {
@@ -2188,140 +2525,912 @@ static void twt_index_random(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->returned, (unsigned long)ops[4]);
 }
 
-/*
- * With w->idx set, the entry's deadline is the one that counts: a node
- * whose entry moved later is re-slotted (not expired) when its old slot
- * comes due, expires at the entry's deadline, and its entry gets
- * TW_ENT_QUEUED; never early.  Lookups go to both tables of a resize.
- */
-static void twt_wheel_index(struct kunit *test)
+/* Start a resize of @w's index to @size slots; nothing migrated yet. */
+static void twt_wheel_resize(struct kunit *test, struct tw_wheel *w,
+			     unsigned long size)
 {
-	const unsigned int nr = 64;
-	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
-	struct twt_ix *c = twt_ix(test, 100, nr);
-	struct tw_node *n = twt_nodes(test, nr);
-	struct tw_ent *ent[6];
-	u64 seed = 37, *ticks;
+	struct tw_index *x = w->idx;
+	unsigned long nr = x->nr;
+
+	KUNIT_ASSERT_NULL(test, x->old);
+	tw_index_start_resize(x, twt_tab(test, size), size);
+	KUNIT_EXPECT_EQ(test, x->nr_old, nr);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, 0UL);
+}
+
+/* Finish the resize of @w's index, one entry a call; free the old table. */
+static void twt_wheel_migrate_all(struct kunit *test, struct tw_wheel *w)
+{
+	struct tw_ent *old = NULL;
 	unsigned int i;
 
-	KUNIT_EXPECT_NULL(test, w->idx);
-	w->idx = &c->x;
-	/*
-	 * 0: entry moved 10 -> 50 ms; 1: 10 -> 70000 ms (level 2);
-	 * 2: unchanged; 3: not in the index; 4: 10 ms -> 10 ms + 1 ns;
-	 * 5: entry 10 ms, node 5 ms (the node's word is overwritten).
-	 */
-	for (i = 0; i < 6; i++) {
-		n[i].id = 1000 + i;
-		n[i].deadline = 10 * TWT_MS;
-		if (i != 3)
-			ent[i] = tw_index_insert(w->idx, &n[i], 10 * TWT_MS);
-	}
-	n[5].deadline = 5 * TWT_MS;
-	for (i = 0; i < 6; i++)
-		tw_wheel_add(w, &n[i]);
-	tw_index_find(w->idx, n[0].id)->deadline = 50 * TWT_MS;
-	tw_index_find(w->idx, n[1].id)->deadline = 70000 * TWT_MS;
-	tw_index_find(w->idx, n[4].id)->deadline = 10 * TWT_MS + 1;
-	twt_expect_at(test, w, &n[5], 0, 5);
-	/* A resize not started migrating: every lookup is in the old table. */
-	twt_resize(c, 150);
+	for (i = 0; !old && i < 10000; i++)
+		old = tw_index_migrate(w->idx, 1);
+	KUNIT_ASSERT_NOT_NULL(test, old);
+	KUNIT_EXPECT_NULL(test, w->idx->old);
+	kunit_kfree(test, old);
+}
 
-	twt_advance(test, w, 5 * TWT_MS);
-	twt_expect_armed(test, w, &n[5]);
-	twt_expect_at(test, w, &n[5], 0, 10);
-	KUNIT_EXPECT_EQ(test, tw_node_deadline(&n[5]), 10 * TWT_MS);
-	twt_advance(test, w, 10 * TWT_MS - 1);
-	for (i = 0; i < 6; i++)
-		twt_expect_armed(test, w, &n[i]);
-	twt_advance(test, w, 10 * TWT_MS);
-	twt_expect_armed(test, w, &n[0]);
-	twt_expect_at(test, w, &n[0], 0, 50);
-	KUNIT_EXPECT_EQ(test, tw_node_deadline(&n[0]), 50 * TWT_MS);
-	twt_expect_armed(test, w, &n[1]);
-	twt_expect_at(test, w, &n[1], 2, 17);
-	twt_expect_expired(test, w, &n[2], 10 * TWT_MS);
-	twt_expect_expired(test, w, &n[3], 10 * TWT_MS);
-	twt_expect_armed(test, w, &n[4]);
-	twt_expect_at(test, w, &n[4], 0, 11);
-	twt_expect_expired(test, w, &n[5], 10 * TWT_MS);
-	KUNIT_EXPECT_EQ(test, w->reslots, 4ULL);
-	for (i = 0; i < 6; i++) {
-		const struct tw_ent *e = tw_index_find(w->idx, n[i].id);
+/*
+ * twt_wheel_index(), after the 10 ms tick: the entries of ids 1000..1005
+ * have not moved (no migration yet), those of 1002, 1003 and 1005 are
+ * marked queued and point at other nodes than the ones armed (the events
+ * went into the sentinels), the others still at their nodes.
+ */
+static void twt_wheel_index_ents(struct kunit *test, const struct tw_wheel *w,
+				 const struct tw_node *n,
+				 struct tw_ent *const *ent)
+{
+	unsigned int i;
 
-		if (i == 3) {
-			KUNIT_EXPECT_NULL(test, e);
-			continue;
-		}
-		KUNIT_ASSERT_NOT_NULL(test, e);
-		KUNIT_EXPECT_PTR_EQ(test, e, ent[i]);
-		KUNIT_EXPECT_EQ_MSG(test, tw_ent_queued(e), i == 2 || i == 5,
-				    "id %llu", n[i].id);
+	for (i = 0; i < 6; i++) {
+		bool q = i == 2 || i == 3 || i == 5;
+
+		KUNIT_EXPECT_PTR_EQ(test, tw_index_find(w->idx, 1000 + i),
+				    ent[i]);
+		KUNIT_EXPECT_EQ_MSG(test, tw_ent_queued(ent[i]), q,
+				    "id %u", 1000 + i);
+		KUNIT_EXPECT_EQ_MSG(test, ent[i]->node == &n[i], !q,
+				    "id %u", 1000 + i);
 	}
 	KUNIT_EXPECT_EQ(test, tw_ent_deadline(ent[2]), 10 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(ent[3]), 10 * TWT_MS);
+}
 
-	/* Half-way through the resize: lookups in either table. */
-	twt_migrate(c, 2);
-	twt_advance(test, w, 11 * TWT_MS - 1);
-	twt_expect_armed(test, w, &n[4]);
-	twt_advance(test, w, 11 * TWT_MS);
-	twt_expect_expired(test, w, &n[4], 11 * TWT_MS);
-	KUNIT_EXPECT_TRUE(test, tw_ent_queued(tw_index_find(w->idx, n[4].id)));
-	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS - 1);
-	/* Moved again, by the entry alone, while in slot 50. */
-	tw_index_find(w->idx, n[0].id)->deadline = 60 * TWT_MS;
-	twt_advance(test, w, 59 * TWT_MS);
-	twt_expect_armed(test, w, &n[0]);
-	twt_expect_at(test, w, &n[0], 0, 60);
-	KUNIT_EXPECT_FALSE(test, tw_ent_queued(tw_index_find(w->idx, n[0].id)));
-	twt_advance(test, w, 60 * TWT_MS);
-	twt_expect_expired(test, w, &n[0], 60 * TWT_MS);
-	KUNIT_EXPECT_TRUE(test, tw_ent_queued(tw_index_find(w->idx, n[0].id)));
-	KUNIT_EXPECT_EQ(test, tw_ent_deadline(tw_index_find(w->idx, n[0].id)),
-			60 * TWT_MS);
-	for (i = 0; c->old && i < 1000; i++)
-		twt_migrate(c, 1);
-	KUNIT_ASSERT_NULL(test, c->old);
-	twt_advance(test, w, 70000 * TWT_MS - 1);
-	twt_expect_armed(test, w, &n[1]);
-	twt_advance(test, w, 70000 * TWT_MS);
-	twt_expect_expired(test, w, &n[1], 70000 * TWT_MS);
-	KUNIT_EXPECT_TRUE(test, tw_ent_queued(tw_index_find(w->idx, n[1].id)));
-	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS - 1);
-	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
-	KUNIT_EXPECT_EQ(test, w->nr_ready, 6UL);
+/* Random: entries moved later (some twice), driven by wake-ups. */
+static void twt_wheel_index_random(struct kunit *test)
+{
+	const unsigned int nr = 64;
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 1000 * TWT_MS);
+	struct tw_node *nodes = twt_nodes(test, nr);
+	u64 *ticks = kunit_kcalloc(test, nr, sizeof(*ticks), GFP_KERNEL);
+	u64 seed = 37;
+	unsigned int i;
 
-	/* Random: entries moved later (some twice), driven by wake-ups. */
-	w = twt_wheel(test, TWT_MS, 1000 * TWT_MS);
-	c = twt_ix(test, 100, nr);
-	w->idx = &c->x;
-	ticks = kunit_kcalloc(test, nr, sizeof(*ticks), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ticks);
 	for (i = 0; i < nr; i++) {
 		u64 d = twt_rand(&seed) % (100000 * TWT_MS);
 		struct tw_ent *e;
 
-		c->nodes[i].id = twt_rand(&seed);
-		c->nodes[i].deadline = 1000 * TWT_MS +
-				       (d >> (twt_rand(&seed) % 8));
-		e = tw_index_insert(w->idx, &c->nodes[i],
-				    c->nodes[i].deadline);
-		tw_wheel_add(w, &c->nodes[i]);
+		nodes[i].id = twt_rand(&seed);
+		nodes[i].data = twt_data(nodes[i].id);
+		twt_add(test, w, &nodes[i],
+			1000 * TWT_MS + (d >> (twt_rand(&seed) % 8)));
+		e = twt_ent(test, w, nodes[i].id);
 		if (i % 2)
 			e->deadline += twt_rand(&seed) % (200000 * TWT_MS);
 		if (i % 4 == 1)
 			e->deadline += twt_rand(&seed) % (200 * TWT_MS);
 		ticks[i] = tw_ticks(w, e->deadline);
 	}
-	twt_run_ticks(test, w, c->nodes, nr, ticks);
-	for (i = 0; i < nr; i++) {
-		const struct tw_ent *e = tw_index_find(w->idx, c->nodes[i].id);
-
-		KUNIT_ASSERT_NOT_NULL(test, e);
-		KUNIT_EXPECT_TRUE(test, tw_ent_queued(e));
-	}
+	twt_run_ticks(test, w, nodes, nr, ticks);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, (unsigned long)nr);
 	KUNIT_EXPECT_GT(test, w->reslots, (u64)nr / 2);
 	KUNIT_EXPECT_LT(test, w->late_max, TWT_MS);
+}
+
+/*
+ * The entry's deadline is the one that counts: a node whose entry moved
+ * later is re-slotted (not expired) when its old slot comes due, expires
+ * at the entry's deadline, and its entry gets TW_ENT_QUEUED; never early.
+ * Lookups go to both tables of a resize.
+ */
+static void twt_wheel_index(struct kunit *test)
+{
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
+	struct tw_node *n = twt_nodes(test, 6);
+	struct tw_ent *ent[6];
+	unsigned int i;
+
+	/*
+	 * 0: entry moved 10 -> 50 ms; 1: 10 -> 70000 ms (level 2);
+	 * 2: unchanged; 3: 10 -> 30 -> 10 ms; 4: 10 ms -> 10 ms + 1 ns;
+	 * 5: entry 10 ms, the node slotted by 5 ms.
+	 */
+	for (i = 0; i < 6; i++) {
+		n[i].id = 1000 + i;
+		n[i].data = twt_data(n[i].id);
+		tw_index_insert(w->idx, &n[i], 10 * TWT_MS);
+	}
+	for (i = 0; i < 6; i++) {
+		ent[i] = twt_ent(test, w, n[i].id);
+		tw_wheel_add(w, &n[i], i == 5 ? 5 * TWT_MS : 10 * TWT_MS);
+	}
+	ent[0]->deadline = 50 * TWT_MS;
+	ent[1]->deadline = 70000 * TWT_MS;
+	ent[3]->deadline = 30 * TWT_MS;
+	ent[3]->deadline = 10 * TWT_MS;
+	ent[4]->deadline = 10 * TWT_MS + 1;
+	twt_expect_at(test, w, &n[5], 0, 5);
+	/* A resize not started migrating: every lookup is in the old table. */
+	twt_wheel_resize(test, w, 150);
+
+	twt_advance(test, w, 5 * TWT_MS);
+	twt_expect_armed(test, w, &n[5]);
+	twt_expect_at(test, w, &n[5], 0, 10);
+	KUNIT_EXPECT_EQ(test, ent[5]->deadline, 10 * TWT_MS);
+	twt_advance(test, w, 10 * TWT_MS - 1);
+	for (i = 0; i < 6; i++)
+		twt_expect_armed(test, w, &n[i]);
+	twt_advance(test, w, 10 * TWT_MS);
+	twt_expect_armed(test, w, &n[0]);
+	twt_expect_at(test, w, &n[0], 0, 50);
+	twt_expect_armed(test, w, &n[1]);
+	twt_expect_at(test, w, &n[1], 2, 17);
+	twt_expect_expired(test, w, 1002, 10 * TWT_MS);
+	twt_expect_expired(test, w, 1003, 10 * TWT_MS);
+	twt_expect_armed(test, w, &n[4]);
+	twt_expect_at(test, w, &n[4], 0, 11);
+	twt_expect_expired(test, w, 1005, 10 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, w->reslots, 4ULL);
+	twt_wheel_index_ents(test, w, n, ent);
+	twt_check_queue(test, w);
+
+	/* Half-way through the resize: lookups in either table. */
+	for (i = 0; i < 100 && w->idx->nr_tab < 2; i++)
+		KUNIT_EXPECT_NULL(test, tw_index_migrate(w->idx, 1));
+	KUNIT_EXPECT_EQ(test, w->idx->nr_tab, 2UL);
+	KUNIT_EXPECT_EQ(test, w->idx->nr_old, 4UL);
+	twt_advance(test, w, 11 * TWT_MS - 1);
+	twt_expect_armed(test, w, &n[4]);
+	twt_advance(test, w, 11 * TWT_MS);
+	twt_expect_expired(test, w, 1004, 11 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS - 1);
+	/* Moved again, by the entry alone, while in slot 50. */
+	twt_later(test, w, 1000, 60 * TWT_MS);
+	twt_advance(test, w, 59 * TWT_MS);
+	twt_expect_armed(test, w, &n[0]);
+	twt_expect_at(test, w, &n[0], 0, 60);
+	twt_advance(test, w, 60 * TWT_MS);
+	twt_expect_expired(test, w, 1000, 60 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(twt_ent(test, w, 1000)),
+			60 * TWT_MS);
+	twt_check_queue(test, w);
+	twt_wheel_migrate_all(test, w);
+	twt_advance(test, w, 70000 * TWT_MS - 1);
+	twt_expect_armed(test, w, &n[1]);
+	twt_advance(test, w, 70000 * TWT_MS);
+	twt_expect_expired(test, w, 1001, 70000 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, w->late_max, TWT_MS - 1);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 6UL);
+	twt_check_queue(test, w);
+
+	twt_wheel_index_random(test);
+}
+
+/* ------------------------------------------------------- ready queue */
+
+/* An event as the queue must hold it, with the data twt_arm() gives. */
+struct twt_ev {
+	u64 id;
+	u64 expired;
+};
+
+static void twt_ev_set(struct twt_ev *ev, u64 id, u64 expired)
+{
+	ev->id = id;
+	ev->expired = expired;
+}
+
+/* Drop event @k of the @nr in @ev. */
+static void twt_ev_del(struct twt_ev *ev, unsigned int nr, unsigned int k)
+{
+	memmove(&ev[k], &ev[k + 1], (nr - k - 1) * sizeof(*ev));
+}
+
+/*
+ * The queue holds exactly the @nr events @ev, oldest first, and the queue
+ * invariant holds.
+ */
+static void twt_expect_events(struct kunit *test, const struct tw_wheel *w,
+			      const struct twt_ev *ev, unsigned int nr)
+{
+	const struct tw_node *n = w->head;
+	unsigned int k;
+
+	twt_check_queue(test, w);
+	KUNIT_ASSERT_EQ(test, w->nr_ready, (unsigned long)nr);
+	for (k = 0; k < nr; k++, n = n->next) {
+		KUNIT_ASSERT_TRUE(test, n && n != w->tail);
+		KUNIT_EXPECT_EQ_MSG(test, n->id, ev[k].id, "event %u", k);
+		KUNIT_EXPECT_EQ_MSG(test, n->data, twt_data(ev[k].id),
+				    "event %u", k);
+		KUNIT_EXPECT_EQ_MSG(test, n->expired, ev[k].expired,
+				    "event %u", k);
+	}
+	KUNIT_EXPECT_PTR_EQ(test, n, w->tail);
+}
+
+/* Ids 1..5 armed for 1..5 ms and expired a tick apart: five events. */
+static struct tw_wheel *twt_queue5(struct kunit *test, struct twt_ev *ev)
+{
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
+	unsigned int i;
+
+	for (i = 0; i < 5; i++)
+		twt_arm(test, w, i + 1, (i + 1) * TWT_MS);
+	for (i = 0; i < 5; i++) {
+		twt_advance(test, w, (i + 1) * TWT_MS);
+		twt_ev_set(&ev[i], i + 1, (i + 1) * TWT_MS);
+	}
+	twt_expect_events(test, w, ev, 5);
+	return w;
+}
+
+/*
+ * Discard event @k of the @nr in @ev, the queue's contents.  The node
+ * that held it takes over the next event, or becomes the sentinel if it
+ * held the last one; the node handed back is the one that was after it,
+ * now with the discarded id and data, on no list, and it is the entry's
+ * node.  It is then freed (its entry removed).  Returns the events left.
+ */
+static unsigned int twt_discard_at(struct kunit *test, struct tw_wheel *w,
+				   struct twt_ev *ev, unsigned int nr,
+				   unsigned int k)
+{
+	struct tw_ent *e = twt_ent(test, w, ev[k].id);
+	struct tw_node *held = e->node, *next = held->next;
+	struct tw_node *tail = w->tail, *n;
+
+	n = tw_wheel_discard(w, e);
+	KUNIT_ASSERT_PTR_EQ(test, n, next);
+	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
+	KUNIT_EXPECT_FALSE(test, tw_ent_queued(e));
+	KUNIT_EXPECT_EQ(test, n->id, ev[k].id);
+	KUNIT_EXPECT_EQ(test, n->data, twt_data(ev[k].id));
+	KUNIT_ASSERT_FALSE(test, twt_on_queue(w, n));
+	KUNIT_ASSERT_PTR_NE(test, n, w->tail);
+	KUNIT_ASSERT_PTR_EQ(test, w->tail, k + 1 < nr ? tail : held);
+	if (k + 1 < nr)
+		KUNIT_EXPECT_PTR_EQ(test, twt_ent(test, w, ev[k + 1].id)->node,
+				    held);
+	twt_check_queue(test, w);
+	tw_index_remove(w->idx, e);
+	twt_ev_del(ev, nr, k);
+	twt_expect_events(test, w, ev, nr - 1);
+	return nr - 1;
+}
+
+/*
+ * Discarding from the head, the middle and the end of a queue of five,
+ * then the rest; then in another order, with an event queued after.
+ * After each step the others are there in order, each id's entry points
+ * at its event and is marked, and none points at the sentinel.
+ */
+static void twt_discard_positions(struct kunit *test)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 5, sizeof(*ev), GFP_KERNEL);
+	struct tw_wheel *w;
+	unsigned int nr;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	w = twt_queue5(test, ev);
+	nr = twt_discard_at(test, w, ev, 5, 0);		/* 1, the head */
+	nr = twt_discard_at(test, w, ev, nr, 1);	/* 3, the middle */
+	nr = twt_discard_at(test, w, ev, nr, nr - 1);	/* 5, the last */
+	nr = twt_discard_at(test, w, ev, nr, nr - 1);	/* 4, the last */
+	nr = twt_discard_at(test, w, ev, nr, 0);	/* 2, the only one */
+	KUNIT_EXPECT_EQ(test, nr, 0U);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
+	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
+
+	w = twt_queue5(test, ev);
+	nr = twt_discard_at(test, w, ev, 5, 3);		/* 4, before the last */
+	nr = twt_discard_at(test, w, ev, nr, 2);	/* 3, before the last */
+	nr = twt_discard_at(test, w, ev, nr, 0);	/* 1, the head */
+	nr = twt_discard_at(test, w, ev, nr, 0);	/* 2, the head */
+	/* 5 alone; then 6 queued behind it, into the new sentinel */
+	twt_arm(test, w, 6, 6 * TWT_MS);
+	twt_advance(test, w, 6 * TWT_MS);
+	twt_ev_set(&ev[nr++], 6, 6 * TWT_MS);
+	twt_expect_events(test, w, ev, nr);
+	nr = twt_discard_at(test, w, ev, nr, 0);	/* 5, the head */
+	nr = twt_discard_at(test, w, ev, nr, 0);	/* 6, the only one */
+	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
+	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
+}
+
+/*
+ * Discard @id's queued event and arm the node handed back for @deadline,
+ * as a touch of an expired id does.  Returns the node.
+ */
+static struct tw_node *twt_rearm(struct kunit *test, struct tw_wheel *w,
+				 u64 id, u64 deadline)
+{
+	struct tw_ent *e = twt_ent(test, w, id);
+	unsigned long armed = w->nr_armed, ready = w->nr_ready;
+	struct tw_node *n;
+
+	KUNIT_ASSERT_TRUE(test, tw_ent_queued(e));
+	n = tw_wheel_discard(w, e);
+	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
+	KUNIT_ASSERT_PTR_NE(test, n, w->tail);
+	KUNIT_EXPECT_EQ(test, n->id, id);
+	KUNIT_EXPECT_EQ(test, n->data, twt_data(id));
+	e->deadline = deadline;
+	tw_wheel_add(w, n, deadline);
+	twt_expect_armed(test, w, n);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, armed + 1);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, ready - 1);
+	twt_check_queue(test, w);
+	return n;
+}
+
+/*
+ * A discarded event's node, armed again, expires again with its data,
+ * and the events around it keep their order: taken from the middle, from
+ * the head for a deadline already past (the drain list), from the end
+ * (its node was the sentinel), and touched later once re-armed.
+ */
+static void twt_discard_rearm(struct kunit *test)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 5, sizeof(*ev), GFP_KERNEL);
+	struct tw_node *n, *tail;
+	struct tw_wheel *w;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	w = twt_queue5(test, ev);
+	n = twt_rearm(test, w, 3, 20 * TWT_MS);
+	twt_expect_at(test, w, n, 0, 20);
+	twt_ev_del(ev, 5, 2);
+	twt_expect_events(test, w, ev, 4);
+	twt_advance(test, w, 20 * TWT_MS - 1);
+	twt_expect_armed(test, w, n);
+	twt_advance(test, w, 20 * TWT_MS);
+	twt_ev_set(&ev[4], 3, 20 * TWT_MS);
+	twt_expect_events(test, w, ev, 5);		/* 1 2 4 5 3 */
+	KUNIT_EXPECT_EQ(test, w->late_max, 0ULL);
+
+	n = twt_rearm(test, w, 1, 2 * TWT_MS);
+	KUNIT_EXPECT_TRUE(test, twt_in_drain(w, n));
+	twt_advance(test, w, 21 * TWT_MS);
+	twt_ev_del(ev, 5, 0);
+	twt_ev_set(&ev[4], 1, 21 * TWT_MS);
+	twt_expect_events(test, w, ev, 5);		/* 2 4 5 3 1 */
+	KUNIT_EXPECT_EQ(test, w->late_max, 19 * TWT_MS);
+
+	tail = w->tail;
+	n = twt_rearm(test, w, 1, 30 * TWT_MS);
+	KUNIT_EXPECT_PTR_EQ(test, n, tail);
+	twt_advance(test, w, 30 * TWT_MS);
+	ev[4].expired = 30 * TWT_MS;
+	twt_expect_events(test, w, ev, 5);
+
+	n = twt_rearm(test, w, 1, 40 * TWT_MS);
+	twt_later(test, w, 1, 50 * TWT_MS);
+	twt_advance(test, w, 40 * TWT_MS);
+	twt_expect_armed(test, w, n);
+	twt_expect_at(test, w, n, 0, 50);
+	twt_advance(test, w, 50 * TWT_MS);
+	ev[4].expired = 50 * TWT_MS;
+	twt_expect_events(test, w, ev, 5);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	KUNIT_EXPECT_EQ(test, w->late_max, 19 * TWT_MS);
+}
+
+/*
+ * Pop the head: the node handed back held the oldest event, @ev[0], and
+ * its entry still points at it, marked queued, until the caller removes
+ * it (done here).  Returns the events left.
+ */
+static unsigned int twt_pop_one(struct kunit *test, struct tw_wheel *w,
+				struct twt_ev *ev, unsigned int nr)
+{
+	struct tw_node *head = w->head, *n;
+	struct tw_ent *e;
+
+	KUNIT_ASSERT_GT(test, nr, 0U);
+	n = tw_wheel_pop(w);
+	KUNIT_ASSERT_PTR_EQ(test, n, head);
+	KUNIT_EXPECT_EQ(test, n->id, ev[0].id);
+	KUNIT_EXPECT_EQ(test, n->data, twt_data(ev[0].id));
+	KUNIT_EXPECT_EQ(test, n->expired, ev[0].expired);
+	KUNIT_ASSERT_FALSE(test, twt_on_queue(w, n));
+	KUNIT_ASSERT_PTR_NE(test, n, w->tail);
+	e = twt_ent(test, w, ev[0].id);
+	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(e));
+	tw_index_remove(w->idx, e);
+	twt_ev_del(ev, nr, 0);
+	twt_expect_events(test, w, ev, nr - 1);
+	return nr - 1;
+}
+
+/*
+ * Events popped one by one while others join behind them, until the queue
+ * is empty (head == tail); an emptied queue takes new events.
+ */
+static void twt_pop_until_empty(struct kunit *test)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 6, sizeof(*ev), GFP_KERNEL);
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
+	unsigned int i, nr = 0;
+	u64 t;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	for (i = 0; i < 6; i++)
+		twt_arm(test, w, 100 + i, (i + 1) * TWT_MS);
+	twt_advance(test, w, 3 * TWT_MS);
+	for (i = 0; i < 3; i++)
+		twt_ev_set(&ev[nr++], 100 + i, 3 * TWT_MS);
+	twt_expect_events(test, w, ev, nr);
+	nr = twt_pop_one(test, w, ev, nr);
+	twt_advance(test, w, 6 * TWT_MS);
+	for (i = 3; i < 6; i++)
+		twt_ev_set(&ev[nr++], 100 + i, 6 * TWT_MS);
+	twt_expect_events(test, w, ev, nr);		/* 101 .. 105 */
+	while (nr)
+		nr = twt_pop_one(test, w, ev, nr);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
+	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
+	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
+
+	/* Empty: the sentinel takes the next event, as at the start. */
+	twt_arm(test, w, 100, 7 * TWT_MS);
+	twt_arm(test, w, 200, 8 * TWT_MS);
+	twt_advance(test, w, 7 * TWT_MS);
+	twt_ev_set(&ev[nr++], 100, 7 * TWT_MS);
+	twt_expect_events(test, w, ev, nr);
+	nr = twt_pop_one(test, w, ev, nr);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
+	twt_advance(test, w, 8 * TWT_MS);
+	twt_ev_set(&ev[nr++], 200, 8 * TWT_MS);
+	twt_expect_events(test, w, ev, nr);
+	nr = twt_pop_one(test, w, ev, nr);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
+	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
+}
+
+/* twt_queue_random(): ids TWT_RID0 + i, one model per case. */
+#define TWT_RID0	BIT_ULL(40)
+
+enum { TWT_FREE, TWT_ARMED, TWT_QUEUED };
+
+enum {
+	TWT_OP_ARM, TWT_OP_LATER, TWT_OP_MOVE, TWT_OP_CANCEL,
+	TWT_OP_DISCARD, TWT_OP_RETOUCH, TWT_OP_POP, TWT_OP_ADVANCE,
+	TWT_OP_EXPIRED, TWT_OP_RESIZE, TWT_OPS
+};
+
+/* What twt_queue_random() expects of each id, and its spare nodes. */
+struct twt_model {
+	struct kunit *test;
+	struct tw_wheel *w;
+	unsigned int nr;	/* ids */
+	u8 *state;		/* TWT_FREE, TWT_ARMED or TWT_QUEUED */
+	u64 *deadline;		/* while armed or queued */
+	u64 *data;		/* while armed or queued */
+	u64 *expired;		/* while queued */
+	unsigned int *queue;	/* the queued ids (i), oldest first */
+	unsigned int len;
+	struct tw_node **spare;	/* nodes on no list and in no entry */
+	unsigned int nr_spare;
+	unsigned int nr_armed;
+	u64 now;
+	u64 seed;
+	unsigned int ops[TWT_OPS];
+};
+
+static void *twt_zalloc(struct kunit *test, size_t size)
+{
+	void *p = kunit_kzalloc(test, size, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	return p;
+}
+
+static struct twt_model *twt_model_new(struct kunit *test, unsigned int nr,
+				       u64 seed)
+{
+	struct twt_model *m = twt_zalloc(test, sizeof(*m));
+	struct tw_node *nodes = twt_nodes(test, nr);
+	unsigned int i;
+
+	m->test = test;
+	m->nr = nr;
+	m->seed = seed;
+	m->now = 1000 * TWT_MS;
+	m->w = twt_wheel(test, TWT_MS, m->now);
+	m->state = twt_zalloc(test, nr * sizeof(*m->state));
+	m->deadline = twt_zalloc(test, nr * sizeof(*m->deadline));
+	m->data = twt_zalloc(test, nr * sizeof(*m->data));
+	m->expired = twt_zalloc(test, nr * sizeof(*m->expired));
+	m->queue = twt_zalloc(test, nr * sizeof(*m->queue));
+	m->spare = twt_zalloc(test, nr * sizeof(*m->spare));
+	for (i = 0; i < nr; i++)
+		m->spare[m->nr_spare++] = &nodes[i];
+	return m;
+}
+
+/* A deadline from now: mostly ahead, by up to 2^36 ns; one in 8 past. */
+static u64 twt_model_deadline(struct twt_model *m)
+{
+	u64 r = twt_rand(&m->seed);
+
+	if (r % 8 == 0)
+		return m->now - (r >> 8) % (10 * TWT_MS);
+	return m->now + ((r >> 16) & (BIT_ULL(8 + (r >> 3) % 29) - 1));
+}
+
+/* Take queued id @i out of the model's queue. */
+static void twt_model_unqueue(struct twt_model *m, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < m->len && m->queue[k] != i; k++)
+		;
+	KUNIT_ASSERT_LT(m->test, k, m->len);
+	memmove(&m->queue[k], &m->queue[k + 1],
+		(m->len - k - 1) * sizeof(*m->queue));
+	m->len--;
+}
+
+/* Arm free id @i on a spare node, with random data. */
+static void twt_model_arm(struct twt_model *m, unsigned int i)
+{
+	struct tw_node *n;
+
+	if (m->state[i] != TWT_FREE || !m->nr_spare)
+		return;
+	n = m->spare[--m->nr_spare];
+	KUNIT_ASSERT_PTR_NE(m->test, n, m->w->tail);
+	KUNIT_ASSERT_FALSE(m->test, twt_on_queue(m->w, n));
+	n->id = TWT_RID0 + i;
+	n->data = twt_rand(&m->seed);
+	m->data[i] = n->data;
+	m->deadline[i] = twt_model_deadline(m);
+	m->state[i] = TWT_ARMED;
+	m->nr_armed++;
+	twt_add(m->test, m->w, n, m->deadline[i]);
+	m->ops[TWT_OP_ARM]++;
+}
+
+/* Touch armed id @i later: its entry alone. */
+static void twt_model_later(struct twt_model *m, unsigned int i)
+{
+	u64 r = twt_rand(&m->seed);
+
+	if (m->state[i] != TWT_ARMED)
+		return;
+	m->deadline[i] += (r >> 8) & (BIT_ULL(r % 32) - 1);
+	twt_later(m->test, m->w, TWT_RID0 + i, m->deadline[i]);
+	m->ops[TWT_OP_LATER]++;
+}
+
+/* Arm armed id @i again for any deadline: its node disarmed and added. */
+static void twt_model_move(struct twt_model *m, unsigned int i)
+{
+	struct tw_ent *e;
+
+	if (m->state[i] != TWT_ARMED)
+		return;
+	e = twt_ent(m->test, m->w, TWT_RID0 + i);
+	m->deadline[i] = twt_model_deadline(m);
+	tw_wheel_del(m->w, e->node);
+	e->deadline = m->deadline[i];
+	tw_wheel_add(m->w, e->node, m->deadline[i]);
+	m->ops[TWT_OP_MOVE]++;
+}
+
+/*
+ * Take id @i's node back, disarmed or its event discarded: it must carry
+ * the id and its data, and be the entry's node.
+ */
+static struct tw_node *twt_model_take(struct twt_model *m, unsigned int i,
+				      struct tw_ent *e)
+{
+	struct tw_node *n;
+
+	if (m->state[i] == TWT_ARMED) {
+		n = e->node;
+		tw_wheel_del(m->w, n);
+		m->nr_armed--;
+		m->ops[TWT_OP_CANCEL]++;
+	} else {
+		n = tw_wheel_discard(m->w, e);
+		twt_model_unqueue(m, i);
+		m->ops[TWT_OP_DISCARD]++;
+	}
+	KUNIT_ASSERT_PTR_EQ(m->test, e->node, n);
+	KUNIT_ASSERT_FALSE(m->test, tw_ent_queued(e));
+	KUNIT_ASSERT_EQ(m->test, n->id, TWT_RID0 + i);
+	KUNIT_ASSERT_EQ(m->test, n->data, m->data[i]);
+	return n;
+}
+
+/* Cancel id @i, armed or queued: its node becomes a spare. */
+static void twt_model_cancel(struct twt_model *m, unsigned int i)
+{
+	struct tw_ent *e;
+
+	if (m->state[i] == TWT_FREE)
+		return;
+	e = twt_ent(m->test, m->w, TWT_RID0 + i);
+	m->spare[m->nr_spare++] = twt_model_take(m, i, e);
+	tw_index_remove(m->w->idx, e);
+	m->state[i] = TWT_FREE;
+}
+
+/* Touch queued id @i: its event discarded, the node handed back armed. */
+static void twt_model_retouch(struct twt_model *m, unsigned int i)
+{
+	struct tw_node *n;
+	struct tw_ent *e;
+
+	if (m->state[i] != TWT_QUEUED)
+		return;
+	e = twt_ent(m->test, m->w, TWT_RID0 + i);
+	n = twt_model_take(m, i, e);
+	m->deadline[i] = twt_model_deadline(m);
+	e->deadline = m->deadline[i];
+	tw_wheel_add(m->w, n, m->deadline[i]);
+	m->state[i] = TWT_ARMED;
+	m->nr_armed++;
+	m->ops[TWT_OP_RETOUCH]++;
+}
+
+/* Pop the oldest event: the model's first; its node becomes a spare. */
+static void twt_model_pop(struct twt_model *m)
+{
+	struct kunit *test = m->test;
+	struct tw_node *head = m->w->head, *n;
+	unsigned int i;
+	struct tw_ent *e;
+
+	if (!m->len)
+		return;
+	i = m->queue[0];
+	n = tw_wheel_pop(m->w);
+	KUNIT_ASSERT_PTR_EQ(test, n, head);
+	KUNIT_ASSERT_EQ(test, n->id, TWT_RID0 + i);
+	KUNIT_ASSERT_EQ(test, n->data, m->data[i]);
+	KUNIT_ASSERT_EQ(test, n->expired, m->expired[i]);
+	e = twt_ent(test, m->w, n->id);
+	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
+	KUNIT_ASSERT_TRUE(test, tw_ent_queued(e));
+	tw_index_remove(m->w->idx, e);
+	twt_model_unqueue(m, i);
+	m->state[i] = TWT_FREE;
+	m->spare[m->nr_spare++] = n;
+	m->ops[TWT_OP_POP]++;
+}
+
+/*
+ * After an advance from tick @cur0: the events past the model's are new,
+ * each of an armed id whose tick is reached, with the clock and its data,
+ * in the order of their ticks (those due by @cur0 count as @cur0: the
+ * drain list comes first, in any order); they join the model's queue.
+ */
+static void twt_model_took(struct twt_model *m, u64 cur0)
+{
+	struct kunit *test = m->test;
+	const struct tw_wheel *w = m->w;
+	const struct tw_node *n = w->head;
+	unsigned int k;
+	u64 prev = 0;
+
+	for (k = 0; k < m->len; k++, n = n->next)
+		KUNIT_ASSERT_TRUE(test, n && n != w->tail);
+	for (; n && n != w->tail; n = n->next) {
+		u64 i = n->id - TWT_RID0, e;
+
+		KUNIT_ASSERT_LT_MSG(test, i, (u64)m->nr, "id %llu", n->id);
+		KUNIT_ASSERT_EQ_MSG(test, m->state[i], TWT_ARMED, "id %llu",
+				    n->id);
+		e = tw_ticks(w, m->deadline[i]);
+		KUNIT_EXPECT_LE_MSG(test, e, w->cur, "id %llu early", n->id);
+		KUNIT_EXPECT_LE_MSG(test, prev, max(e, cur0), "id %llu", n->id);
+		prev = max(e, cur0);
+		KUNIT_EXPECT_EQ(test, n->data, m->data[i]);
+		KUNIT_EXPECT_EQ(test, n->expired, max(m->now, 1ULL));
+		m->expired[i] = n->expired;
+		m->state[i] = TWT_QUEUED;
+		m->nr_armed--;
+		KUNIT_ASSERT_LT(test, m->len, m->nr);
+		m->queue[m->len++] = i;
+		m->ops[TWT_OP_EXPIRED]++;
+	}
+}
+
+/* After an advance that left nothing due: no armed id's tick is reached. */
+static void twt_model_not_late(struct twt_model *m)
+{
+	u64 nt = div64_u64(m->now, m->w->tick_ns);
+	unsigned int i;
+
+	for (i = 0; i < m->nr; i++) {
+		if (m->state[i] != TWT_ARMED ||
+		    tw_ticks(m->w, m->deadline[i]) > nt)
+			continue;
+		KUNIT_FAIL(m->test, "id %u (tick %llu) late at tick %llu", i,
+			   tw_ticks(m->w, m->deadline[i]), nt);
+		return;
+	}
+}
+
+/* Move the clock on by a random step; advance with a random budget. */
+static void twt_model_advance(struct twt_model *m)
+{
+	u64 r = twt_rand(&m->seed), cur0 = m->w->cur;
+	unsigned int budget = r & 1 ? UINT_MAX : 1 + (r >> 1) % 8;
+	bool more;
+
+	m->now += (r >> 16) & (BIT_ULL((r >> 4) % 34) - 1);
+	more = tw_wheel_advance(m->w, m->now, &budget);
+	twt_model_took(m, cur0);
+	KUNIT_EXPECT_LE(m->test, m->w->cur,
+			div64_u64(m->now, m->w->tick_ns));
+	if (!more)
+		twt_model_not_late(m);
+	m->ops[TWT_OP_ADVANCE]++;
+}
+
+/* Start resizing the index to 80..299 slots, or migrate some entries. */
+static void twt_model_resize(struct twt_model *m)
+{
+	struct tw_index *x = m->w->idx;
+	u64 r = twt_rand(&m->seed);
+	unsigned long size = 80 + r % 220;
+	struct tw_ent *old;
+
+	if (!x->old) {
+		tw_index_start_resize(x, twt_tab(m->test, size), size);
+		m->ops[TWT_OP_RESIZE]++;
+		return;
+	}
+	old = tw_index_migrate(x, 1 + (r >> 8) % 16);
+	if (old)
+		kunit_kfree(m->test, old);
+}
+
+/* One random step on a random id. */
+static void twt_model_step(struct twt_model *m)
+{
+	u64 r = twt_rand(&m->seed);
+	unsigned int i = (r >> 8) % m->nr;
+
+	switch (r % 16) {
+	case 0 ... 3:
+		twt_model_arm(m, i);
+		break;
+	case 4 ... 5:
+		twt_model_later(m, i);
+		break;
+	case 6:
+		twt_model_move(m, i);
+		break;
+	case 7:
+		twt_model_cancel(m, i);
+		break;
+	case 8 ... 9:
+		twt_model_retouch(m, i);
+		break;
+	case 10 ... 11:
+		twt_model_pop(m);
+		break;
+	case 12 ... 14:
+		twt_model_advance(m);
+		break;
+	default:
+		twt_model_resize(m);
+		break;
+	}
+}
+
+/* Whether id @i's entry @e is what the model says (no entry when free). */
+static bool twt_model_ent_ok(const struct twt_model *m, unsigned int i,
+			     const struct tw_ent *e)
+{
+	bool queued = m->state[i] == TWT_QUEUED;
+
+	if (m->state[i] == TWT_FREE)
+		return !e;
+	if (!e || !e->node || e->node == m->w->tail ||
+	    e->node->id != e->id ||
+	    tw_ent_deadline(e) != m->deadline[i] ||
+	    tw_ent_queued(e) != queued)
+		return false;
+	return queued || e->node->data == m->data[i];
+}
+
+/* The queue holds the model's events, oldest first. */
+static void twt_model_check_queue(const struct twt_model *m)
+{
+	const struct tw_node *n = m->w->head;
+	unsigned int k;
+
+	for (k = 0; k < m->len; k++, n = n->next) {
+		unsigned int i = m->queue[k];
+
+		KUNIT_ASSERT_TRUE(m->test, n && n != m->w->tail);
+		KUNIT_ASSERT_TRUE_MSG(m->test, n->id == TWT_RID0 + i &&
+				      n->data == m->data[i] &&
+				      n->expired == m->expired[i],
+				      "event %u: id %llu, want %llu", k,
+				      n->id, TWT_RID0 + i);
+	}
+	KUNIT_ASSERT_PTR_EQ(m->test, n, m->w->tail);
+}
+
+/*
+ * The wheel against the model: the queue invariant, the model's events in
+ * order, each id's entry, the pending bits and the counts.
+ */
+static void twt_model_check(const struct twt_model *m)
+{
+	struct kunit *test = m->test;
+	const struct tw_wheel *w = m->w;
+	unsigned int i;
+	u64 t;
+
+	twt_check_queue(test, w);
+	twt_model_check_queue(m);
+	for (i = 0; i < m->nr; i++) {
+		const struct tw_ent *e = tw_index_find(w->idx, TWT_RID0 + i);
+
+		KUNIT_ASSERT_TRUE_MSG(test, twt_model_ent_ok(m, i, e),
+				      "id %u, state %u", i, m->state[i]);
+	}
+	twt_check_pending(test, w);
+	KUNIT_ASSERT_EQ(test, w->nr_armed, (unsigned long)m->nr_armed);
+	KUNIT_ASSERT_EQ(test, w->nr_ready, (unsigned long)m->len);
+	KUNIT_ASSERT_EQ(test, w->idx->nr,
+			(unsigned long)(m->nr_armed + m->len));
+	KUNIT_ASSERT_EQ(test, m->nr_spare + m->nr_armed + m->len, m->nr);
+	KUNIT_ASSERT_EQ(test, tw_wheel_next(w, &t), m->nr_armed != 0);
+}
+
+/* Everything left expires and is popped: every node is a spare again. */
+static void twt_model_finish(struct twt_model *m)
+{
+	struct kunit *test = m->test;
+	unsigned int k;
+
+	for (k = 0; k < 16 && m->nr_armed; k++) {
+		u64 cur0 = m->w->cur;
+
+		m->now += BIT_ULL(40);
+		twt_advance(test, m->w, m->now);
+		twt_model_took(m, cur0);
+		twt_model_not_late(m);
+		twt_model_check(m);
+	}
+	KUNIT_EXPECT_EQ(test, m->nr_armed, 0U);
+	while (m->len)
+		twt_model_pop(m);
+	twt_model_check(m);
+	KUNIT_EXPECT_EQ(test, m->w->idx->nr, 0UL);
+	KUNIT_EXPECT_EQ(test, m->nr_spare, m->nr);
+	KUNIT_EXPECT_PTR_EQ(test, m->w->head, m->w->tail);
+}
+
+/*
+ * Random steps against a model: ids armed (some already due), touched
+ * later (the entry alone), moved (disarmed and added), cancelled armed or
+ * queued (discarded), touched while queued (discarded and re-armed),
+ * popped; the clock advanced by steps of any size with budgets large and
+ * small; the index resized under it all.  After every step the queue
+ * invariant holds and the wheel matches the model.
+ */
+static void twt_queue_random(struct kunit *test)
+{
+	struct twt_model *m = twt_model_new(test, 64, 43);
+	unsigned int step, k;
+
+	for (step = 0; step < 4000; step++) {
+		twt_model_step(m);
+		twt_model_check(m);
+	}
+	kunit_info(test, "%u arm %u later %u move %u cancel %u discard %u retouch %u pop %u advance %u expired %u resize",
+		   m->ops[TWT_OP_ARM], m->ops[TWT_OP_LATER],
+		   m->ops[TWT_OP_MOVE], m->ops[TWT_OP_CANCEL],
+		   m->ops[TWT_OP_DISCARD], m->ops[TWT_OP_RETOUCH],
+		   m->ops[TWT_OP_POP], m->ops[TWT_OP_ADVANCE],
+		   m->ops[TWT_OP_EXPIRED], m->ops[TWT_OP_RESIZE]);
+	for (k = 0; k < TWT_OPS; k++)
+		KUNIT_EXPECT_GT_MSG(test, m->ops[k], 10U, "op %u", k);
+	twt_model_finish(m);
 }
 
 static struct kunit_case twt_cases[] = {
@@ -2340,12 +3449,16 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_large_cur),
 	KUNIT_CASE(twt_carry_top_level),
 	KUNIT_CASE(twt_deadline_max),
-	KUNIT_CASE(twt_caller_flag),
+	KUNIT_CASE(twt_caller_data),
 	KUNIT_CASE(twt_min_timeout),
 	KUNIT_CASE(twt_budget_one),
 	KUNIT_CASE(twt_budget_zero),
 	KUNIT_CASE(twt_budget_pause_in_drain),
 	KUNIT_CASE(twt_wheel_index),
+	KUNIT_CASE(twt_discard_positions),
+	KUNIT_CASE(twt_discard_rearm),
+	KUNIT_CASE(twt_pop_until_empty),
+	KUNIT_CASE(twt_queue_random),
 	KUNIT_CASE(twt_index_basic),
 	KUNIT_CASE(twt_index_want_size),
 	KUNIT_CASE(twt_index_grow_steps),

@@ -80,6 +80,7 @@
 
 static_assert(TWHEEL_DEADLINE_MAX == KTIME_MAX);
 static_assert(TWHEEL_DEADLINE_MAX / TWHEEL_TICK_MIN_NS + 1 < TW_TICKS_MAX);
+static_assert(sizeof(struct tw_node) == 2 * sizeof(void *) + 16);
 static_assert(sizeof(struct twheel_config) == 64);
 static_assert(sizeof(struct twheel_arm) == 32);
 static_assert(sizeof(struct twheel_batch) == 40);
@@ -106,34 +107,12 @@ MODULE_PARM_DESC(dev_mode,
 static atomic_long_t tw_total_ids = ATOMIC_LONG_INIT(0);
 static atomic_t tw_fds = ATOMIC_INIT(0);
 /*
- * Two node caches: ids that never carried a payload (touched with write(),
- * or armed with data 0) use a bare 32-byte struct tw_node; an id armed
- * with non-zero data moves to a struct tw_dnode (40 bytes), marked by
- * TW_NODE_FLAG in its deadline word, and stays there until it is removed.
- * The id's current deadline and state are in its index entry (struct
- * tw_ent): a touch that only moves the deadline later writes the entry.
+ * One node per id, 32 bytes, payload included (struct tw_node).  The id's
+ * current deadline and state are in its index entry (struct tw_ent): a
+ * touch that only moves the deadline later writes the entry alone.  Each
+ * wheel owns one more node, the sentinel of its ready queue (w.tail).
  */
-static struct kmem_cache *tw_node_cache, *tw_dnode_cache;
-
-struct tw_dnode {
-	struct tw_node n;
-	u64 data;
-};
-
-static bool tw_has_data(const struct tw_node *n)
-{
-	return n->deadline & TW_NODE_FLAG;
-}
-
-static u64 tw_data(const struct tw_node *n)
-{
-	return tw_has_data(n) ? container_of(n, struct tw_dnode, n)->data : 0;
-}
-
-static void tw_set_data(struct tw_node *n, u64 data)
-{
-	container_of(n, struct tw_dnode, n)->data = data;
-}
+static struct kmem_cache *tw_node_cache;
 
 /* Per-user id counts, for max_user_ids. */
 struct tw_user {
@@ -161,7 +140,6 @@ struct twheel {
 	u64 timer_fires;
 	u64 touches, arms, cancels, expirations, delivered, discarded;
 	u64 runs, hold_max;
-	unsigned long nr_data;	/* nodes in idx that are struct tw_dnode */
 	struct tw_wheel w;	/* last: it holds the slot array */
 };
 
@@ -353,41 +331,20 @@ static void tw_uncharge(struct twheel *wh, long n)
 	atomic_long_sub(n, &tw_total_ids);
 }
 
-/* A node from the cache for @data nodes, with @id and no deadline. */
-static struct tw_node *tw_node_alloc(u64 id, bool data)
+/* A node for @id, with data 0. */
+static struct tw_node *tw_node_alloc(u64 id)
 {
-	struct tw_node *n;
+	struct tw_node *n = kmem_cache_alloc(tw_node_cache, GFP_KERNEL_ACCOUNT);
 
-	if (data) {
-		struct tw_dnode *d = kmem_cache_alloc(tw_dnode_cache,
-						      GFP_KERNEL_ACCOUNT);
-
-		if (!d)
-			return NULL;
-		d->data = 0;
-		n = &d->n;
-		n->deadline = TW_NODE_FLAG;
-	} else {
-		n = kmem_cache_alloc(tw_node_cache, GFP_KERNEL_ACCOUNT);
-		if (!n)
-			return NULL;
-		n->deadline = 0;
+	if (n) {
+		n->id = id;
+		n->data = 0;
 	}
-	n->id = id;
 	return n;
 }
 
-static void tw_node_release(struct tw_node *n)
-{
-	if (tw_has_data(n))
-		kmem_cache_free(tw_dnode_cache, container_of(n, struct tw_dnode, n));
-	else
-		kmem_cache_free(tw_node_cache, n);
-}
-
 /* A new node for @id, in the index but on no list; returns its entry. */
-static struct tw_ent *tw_node_new(struct twheel *wh, u64 id, bool data,
-				  int *err)
+static struct tw_ent *tw_node_new(struct twheel *wh, u64 id, int *err)
 {
 	struct tw_node *n;
 
@@ -411,13 +368,12 @@ static struct tw_ent *tw_node_new(struct twheel *wh, u64 id, bool data,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	n = tw_node_alloc(id, data);
+	n = tw_node_alloc(id);
 	if (!n) {
 		tw_uncharge(wh, 1);
 		*err = -ENOMEM;
 		return NULL;
 	}
-	wh->nr_data += data;
 	return tw_index_insert(&wh->idx, n, 0);
 }
 
@@ -427,48 +383,36 @@ static void tw_node_free(struct twheel *wh, struct tw_ent *e)
 	struct tw_node *n = e->node;
 
 	tw_index_remove(&wh->idx, e);
-	wh->nr_data -= tw_has_data(n);
-	tw_node_release(n);
+	kmem_cache_free(tw_node_cache, n);
 	tw_uncharge(wh, 1);
 }
 
-/* Put @d, a data node for the same id, in the place of @e's node. */
-static void tw_node_replace(struct twheel *wh, struct tw_ent *e,
-			    struct tw_node *d)
-{
-	tw_node_release(e->node);
-	e->node = d;
-	wh->nr_data++;
-}
-
-/* Take @e's node off the wheel or the ready queue (discarding its event). */
+/*
+ * Take @e's id off the wheel or the ready queue (discarding its event):
+ * afterwards e->node, with the id and its data, is on no list.
+ */
 static void tw_detach(struct twheel *wh, struct tw_ent *e)
 {
 	if (tw_ent_queued(e)) {
-		tw_wheel_unqueue(&wh->w, e->node);
-		e->deadline &= ~TW_ENT_QUEUED;
+		tw_wheel_discard(&wh->w, e);
 		wh->discarded++;
 	} else {
 		tw_wheel_del(&wh->w, e->node);
 	}
 }
 
-/* Give @e's node, on no list, its deadline: queue its event if due, else arm. */
+/* Give @e's id, on no list, its deadline: queue its event if due, else arm. */
 static void tw_place(struct twheel *wh, struct tw_ent *e, u64 deadline,
 		     u64 now)
 {
-	struct tw_node *n = e->node;
-
 	e->deadline = deadline;
-	tw_node_set_deadline(n, deadline);
 	if (deadline <= now) {
-		tw_wheel_expire(&wh->w, n, now);
-		e->deadline |= TW_ENT_QUEUED;
-		trace_twheel_expire(wh, n->id, deadline, now);
+		tw_wheel_expire(&wh->w, e, now);
+		trace_twheel_expire(wh, e->id, deadline, now);
 		wh->expirations++;
 		wh->wake = true;
 	} else {
-		tw_wheel_add(&wh->w, n);
+		tw_wheel_add(&wh->w, e->node, deadline);
 	}
 }
 
@@ -484,34 +428,26 @@ static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
 			     const u64 *data, bool noreplace, u64 now)
 {
 	struct tw_ent *e = tw_index_find(&wh->idx, id);
-	bool grow = data && *data && !(e && tw_has_data(e->node));
 	int err;
 
 	if (e && noreplace)
 		return ERR_PTR(-EEXIST);
-	if (e && !grow && !tw_ent_queued(e) && deadline >= e->deadline &&
+	if (e && !tw_ent_queued(e) && deadline >= e->deadline &&
 	    deadline > now) {
 		e->deadline = deadline;
-		if (data && tw_has_data(e->node))
-			tw_set_data(e->node, *data);
+		if (data)
+			e->node->data = *data;
 		return e;
 	}
 	if (e) {
-		/* allocate before anything moves: ENOMEM changes nothing */
-		struct tw_node *d = grow ? tw_node_alloc(id, true) : NULL;
-
-		if (grow && !d)
-			return ERR_PTR(-ENOMEM);
 		tw_detach(wh, e);
-		if (d)
-			tw_node_replace(wh, e, d);
 	} else {
-		e = tw_node_new(wh, id, grow, &err);
+		e = tw_node_new(wh, id, &err);
 		if (!e)
 			return ERR_PTR(err);
 	}
-	if (data && tw_has_data(e->node))
-		tw_set_data(e->node, *data);
+	if (data)
+		e->node->data = *data;
 	tw_place(wh, e, deadline, now);
 	return e;
 }
@@ -562,7 +498,7 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
 			}
 			if (trace_twheel_touch_enabled())
 				trace_twheel_touch(wh, e->id, deadline,
-						   tw_data(e->node));
+						   e->node->data);
 		}
 		wh->touches += i;
 		tw_unlock(wh);
@@ -621,14 +557,14 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 				break;
 		}
 		mutex_lock(&wh->lock);
-		list_for_each_entry(node, &wh->w.ready, ready) {
+		for (node = wh->w.head; node != wh->w.tail; node = node->next) {
 			if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
 				break;
 			ent[n] = tw_index_find(&wh->idx, node->id);
 			ev[n].id = node->id;
-			ev[n].data = tw_data(node);
+			ev[n].data = node->data;
 			ev[n].deadline_ns = tw_ent_deadline(ent[n]);
-			ev[n].expired_ns = tw_node_expired(node);
+			ev[n].expired_ns = node->expired;
 			n++;
 		}
 		pagefault_disable();
@@ -636,9 +572,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		pagefault_enable();
 		ok = (n * sz - left) / sz;
 		for (i = 0; i < ok; i++) {
-			node = list_first_entry(&wh->w.ready, struct tw_node,
-						ready);
-			tw_wheel_unqueue(&wh->w, node);
+			node = tw_wheel_pop(&wh->w);
 			/*
 			 * Removing an earlier event's entry may have shifted
 			 * this one back a slot: look it up again only then.
@@ -668,19 +602,15 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	return mask;
 }
 
-/* Trace the last @nr events queued (the tail of the ready queue). */
-static void tw_trace_expired(struct twheel *wh, unsigned long nr)
+/* Trace the @nr events queued from @n on (the former sentinel). */
+static void tw_trace_expired(struct twheel *wh, struct tw_node *n,
+			     unsigned long nr)
 {
-	struct tw_node *n;
-
-	list_for_each_entry_reverse(n, &wh->w.ready, ready) {
-		if (!nr--)
-			break;
+	for (; nr--; n = n->next)
 		trace_twheel_expire(wh, n->id,
 				    tw_ent_deadline(tw_index_find(&wh->idx,
 								  n->id)),
-				    tw_node_expired(n));
-	}
+				    n->expired);
 }
 
 /*
@@ -694,6 +624,7 @@ static void tw_work_fn(struct work_struct *work)
 	struct twheel *wh = container_of(work, struct twheel, work);
 	unsigned int budget = TW_EXPIRE_BATCH;
 	unsigned long expired, before;
+	struct tw_node *first;
 	u64 now, held, t0;
 	bool more, wake, again;
 
@@ -706,6 +637,7 @@ static void tw_work_fn(struct work_struct *work)
 	wh->timer_at = KTIME_MAX;
 	wh->runs++;
 	before = wh->w.nr_ready;
+	first = wh->w.tail;	/* the first event queued below goes here */
 	now = tw_now(wh);
 	more = tw_wheel_advance(&wh->w, now, &budget);
 	expired = wh->w.nr_ready - before;
@@ -713,7 +645,7 @@ static void tw_work_fn(struct work_struct *work)
 		wh->expirations += expired;
 		wh->wake = true;
 		if (trace_twheel_expire_enabled())
-			tw_trace_expired(wh, expired);
+			tw_trace_expired(wh, first, expired);
 	}
 	if (wh->idx.old)
 		tw_migrate(wh, TW_EXPIRE_BATCH);
@@ -739,9 +671,8 @@ static u64 tw_mem_bytes(const struct twheel *wh)
 	const struct tw_index *x = &wh->idx;
 	u64 b = sizeof(*wh) + (u64)(x->size + x->old_size) * sizeof(*x->tab);
 
-	return b + (u64)x->nr * kmem_cache_size(tw_node_cache) +
-	       (u64)wh->nr_data * (kmem_cache_size(tw_dnode_cache) -
-				   kmem_cache_size(tw_node_cache));
+	/* a node per id and the ready queue's sentinel */
+	return b + ((u64)x->nr + 1) * kmem_cache_size(tw_node_cache);
 }
 
 static void tw_get_stats(struct twheel *wh, struct twheel_stats *st)
@@ -794,10 +725,9 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 		wh->timer_at = KTIME_MAX;
 	}
 	wh->cfg = c;
-	if (!wh->idx.nr) {
-		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh));
-		wh->w.idx = &wh->idx;
-	}
+	if (!wh->idx.nr)
+		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh), &wh->idx,
+			      wh->w.tail);
 	tw_mutex_unlock(wh);
 	return 0;
 }
@@ -868,7 +798,7 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 				break;
 			}
 			trace_twheel_arm(wh, ent->id, deadline,
-					 tw_data(ent->node));
+					 ent->node->data);
 		}
 		wh->arms += i;
 		tw_unlock(wh);
@@ -908,7 +838,7 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 			if (!e)
 				continue;
 			trace_twheel_cancel(wh, e->id, tw_ent_deadline(e),
-					    tw_data(e->node));
+					    e->node->data);
 			tw_detach(wh, e);
 			tw_node_free(wh, e);
 			wh->cancels++;
@@ -936,7 +866,7 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 		q.state = tw_ent_queued(e) ? TWHEEL_STATE_EXPIRED :
 					     TWHEEL_STATE_ARMED;
 		q.deadline_ns = tw_ent_deadline(e);
-		q.data = tw_data(e->node);
+		q.data = e->node->data;
 	}
 	tw_mutex_unlock(wh);
 	if (!e)
@@ -969,7 +899,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		for (i = 0; i < nr; i++) {
 			out[i].id = ents[i].id;
 			out[i].timeout_ns = tw_ent_deadline(&ents[i]);
-			out[i].data = tw_data(ents[i].node);
+			out[i].data = ents[i].node->data;
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
 		tw_mutex_unlock(wh);
@@ -1054,10 +984,12 @@ static int tw_open(struct inode *inode, struct file *file)
 {
 	struct twheel *wh;
 	struct tw_ent *tab;
+	struct tw_node *sentinel;
 
 	wh = kzalloc(sizeof(*wh), GFP_KERNEL_ACCOUNT);
 	tab = kvcalloc(TW_IDX_MIN, sizeof(*tab), GFP_KERNEL_ACCOUNT);
-	if (!wh || !tab)
+	sentinel = tw_node_alloc(0);
+	if (!wh || !tab || !sentinel)
 		goto nomem;
 	wh->user = tw_user_get(current_uid());
 	if (!wh->user)
@@ -1072,13 +1004,14 @@ static int tw_open(struct inode *inode, struct file *file)
 	wh->cfg.timeout_ns = TWHEEL_DEFAULT_TIMEOUT_NS;
 	wh->cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
 	wh->cfg.clockid = CLOCK_MONOTONIC;
-	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh));
 	tw_index_init(&wh->idx, tab, TW_IDX_MIN);
-	wh->w.idx = &wh->idx;
+	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh), &wh->idx, sentinel);
 	file->private_data = wh;
 	atomic_inc(&tw_fds);
 	return stream_open(inode, file);
 nomem:
+	if (sentinel)
+		kmem_cache_free(tw_node_cache, sentinel);
 	kvfree(tab);
 	kfree(wh);
 	return -ENOMEM;
@@ -1096,8 +1029,10 @@ static int tw_release(struct inode *inode, struct file *file)
 	hrtimer_cancel(&wh->timer);
 	cancel_work_sync(&wh->work);
 
+	/* every node is in the index, queued ones too, but the sentinel */
+	kmem_cache_free(tw_node_cache, wh->w.tail);
 	while ((n = tw_index_pop(&wh->idx, &pos))) {
-		tw_node_release(n);
+		kmem_cache_free(tw_node_cache, n);
 		if (!(++nr % 1024))
 			cond_resched();
 	}
@@ -1182,18 +1117,11 @@ static int __init tw_init(void)
 		max_ids_total = max(ram_ids / 4, 1UL << 20);
 	tw_node_cache = kmem_cache_create("twheel_node", sizeof(struct tw_node),
 					  0, SLAB_ACCOUNT, NULL);
-	tw_dnode_cache = kmem_cache_create("twheel_node_data",
-					   sizeof(struct tw_dnode), 0,
-					   SLAB_ACCOUNT, NULL);
-	if (!tw_node_cache || !tw_dnode_cache) {
-		kmem_cache_destroy(tw_dnode_cache);
-		kmem_cache_destroy(tw_node_cache);
+	if (!tw_node_cache)
 		return -ENOMEM;
-	}
 	tw_misc.mode = dev_mode;
 	err = misc_register(&tw_misc);
 	if (err) {
-		kmem_cache_destroy(tw_dnode_cache);
 		kmem_cache_destroy(tw_node_cache);
 		return err;
 	}
@@ -1206,7 +1134,6 @@ static void __exit tw_exit(void)
 {
 	debugfs_remove_recursive(tw_debugfs);
 	misc_deregister(&tw_misc);
-	kmem_cache_destroy(tw_dnode_cache);
 	kmem_cache_destroy(tw_node_cache);
 }
 

@@ -1318,26 +1318,29 @@ TEST(query_output)
 }
 
 /*
- * An id that never carried data sits in a smaller node than one armed with
- * data: mem_bytes shows the move, and data, deadline and state survive it
- * whatever the id's state (ARMED or EXPIRED) when the data arrives.
+ * Data costs no memory: every id has the same node, data or not, and
+ * mem_bytes does not move when data arrives.  Data, deadline and state
+ * survive every transition, including an event discarded from the middle,
+ * the head and the end of the ready queue (the queue is singly linked: the
+ * discarded event's node takes over its successor's event).
  */
-TEST(data_moves_to_larger_node)
+TEST(data_costs_no_memory)
 {
-	__u64 ids[4] = { 1, 2, 3, 4 }, mem0, plain, more, done;
+	__u64 ids[4] = { 1, 2, 3, 4 }, q5[5] = { 11, 12, 13, 14, 15 };
+	__u64 mem0, per_id, done;
 	struct twheel_query q1, q2;
 	struct twheel_stats st;
-	struct twheel_event ev[2];
-	int fd;
+	struct twheel_event ev[6];
+	int fd, i;
 
 	OPEN_OR_SKIP(fd);
 	ASSERT_EQ(0, get_stats(fd, &st));
 	mem0 = st.mem_bytes;
 	ASSERT_EQ(32, write(fd, ids, 32));
 	ASSERT_EQ(0, get_stats(fd, &st));
-	plain = (st.mem_bytes - mem0) / 4;
-	ASSERT_EQ(mem0 + 4 * plain, st.mem_bytes);
-	ASSERT_LE(U(32), plain);
+	per_id = (st.mem_bytes - mem0) / 4;
+	ASSERT_EQ(mem0 + 4 * per_id, st.mem_bytes);
+	ASSERT_LE(U(32), per_id);
 
 	/* id 1: ARMED, gets data with a later deadline (the lazy path) */
 	ASSERT_EQ(0, query(fd, 1, &q1));
@@ -1348,11 +1351,9 @@ TEST(data_moves_to_larger_node)
 	ASSERT_EQ(U(TWHEEL_STATE_ARMED), q2.state);
 	ASSERT_LT(q1.deadline_ns, q2.deadline_ns);
 	ASSERT_EQ(0, get_stats(fd, &st));
-	more = st.mem_bytes - mem0 - 4 * plain;
-	ASSERT_LT(U(0), more);
-	ASSERT_GE(U(16), more);
+	ASSERT_EQ(mem0 + 4 * per_id, st.mem_bytes);
 
-	/* data 0 keeps the larger node; a touch keeps the data */
+	/* data 0 clears it; a touch keeps the data */
 	ASSERT_EQ(0, arm1(fd, 1, 3600 * SEC, 0, 0));
 	ASSERT_EQ(0, query(fd, 1, &q1));
 	ASSERT_EQ(U(0), q1.data);
@@ -1360,15 +1361,17 @@ TEST(data_moves_to_larger_node)
 	ASSERT_EQ(8, write(fd, ids, 8));
 	ASSERT_EQ(0, query(fd, 1, &q1));
 	ASSERT_EQ(U(0x2222), q1.data);
-	ASSERT_EQ(0, get_stats(fd, &st));
-	ASSERT_EQ(mem0 + 4 * plain + more, st.mem_bytes);
 
 	/* id 2: EXPIRED, then armed again with data: its old event is gone */
 	ASSERT_EQ(0, arm_past(fd, 2, 0));
 	ASSERT_EQ(TWHEEL_STATE_EXPIRED, state_of(fd, 2));
 	ASSERT_EQ(0, arm1(fd, 2, 3600 * SEC, 0x3333, 0));
 	ASSERT_EQ(TWHEEL_STATE_ARMED, state_of(fd, 2));
+	ASSERT_EQ(0, query(fd, 2, &q1));
+	ASSERT_EQ(U(0x3333), q1.data);
 	ASSERT_EQ(-EAGAIN, read_events(fd, ev, 2));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(mem0 + 4 * per_id, st.mem_bytes);
 
 	/* id 3: data and a deadline in the past at once: the event has both */
 	ASSERT_EQ(0, arm_past(fd, 3, 0x4444));
@@ -1382,13 +1385,54 @@ TEST(data_moves_to_larger_node)
 	ASSERT_EQ(0, query(fd, 4, &q1));
 	ASSERT_EQ(U(0), q1.data);
 	ASSERT_EQ(0, get_stats(fd, &st));
-	ASSERT_EQ(mem0 + 3 * plain + 2 * more, st.mem_bytes);
+	ASSERT_EQ(mem0 + 3 * per_id, st.mem_bytes);
 	ASSERT_EQ(U(3), st.armed);
+
+	/*
+	 * Five queued events 11..15 (deadlines 1..5, data 0x11..0x15): discard
+	 * the middle one by a touch (13, data kept), the first by ARM with new
+	 * data (11), the last by CANCEL (15): 12 and 14 come out, in order,
+	 * with their own deadline and data, and 11 and 13 are ARMED again.
+	 */
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, arm1(fd, q5[i], i + 1, 0x11 + i,
+				  TWHEEL_ARM_ABSTIME));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(U(5), st.pending);
+	ASSERT_EQ(8, write(fd, &q5[2], 8));
+	ASSERT_EQ(0, arm1(fd, 11, 3600 * SEC, 0xaa, 0));
+	ASSERT_EQ(0, cancel_n(fd, &q5[4], 1, &done));
+	ASSERT_EQ(U(1), done);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(U(2), st.pending);
+	ASSERT_EQ(mem0 + 7 * per_id, st.mem_bytes);
+	ASSERT_EQ(0, query(fd, 13, &q1));
+	ASSERT_EQ(U(TWHEEL_STATE_ARMED), q1.state);
+	ASSERT_EQ(U(0x13), q1.data);
+	ASSERT_EQ(0, query(fd, 11, &q1));
+	ASSERT_EQ(U(TWHEEL_STATE_ARMED), q1.state);
+	ASSERT_EQ(U(0xaa), q1.data);
+	ASSERT_EQ(-ENOENT, query(fd, 15, &q1));
+	ASSERT_EQ(0, query(fd, 14, &q1));
+	ASSERT_EQ(U(TWHEEL_STATE_EXPIRED), q1.state);
+	ASSERT_EQ(U(0x14), q1.data);
+	ASSERT_EQ(U(4), q1.deadline_ns);
+	ASSERT_EQ(2, read_events(fd, ev, 6));
+	ASSERT_EQ(U(12), ev[0].id);
+	ASSERT_EQ(U(0x12), ev[0].data);
+	ASSERT_EQ(U(2), ev[0].deadline_ns);
+	ASSERT_EQ(U(14), ev[1].id);
+	ASSERT_EQ(U(0x14), ev[1].data);
+	ASSERT_EQ(U(4), ev[1].deadline_ns);
+	ASSERT_EQ(-EAGAIN, read_events(fd, ev, 6));
 
 	ASSERT_EQ(0, cancel_n(fd, ids, 4, &done));
 	ASSERT_EQ(U(3), done);
+	ASSERT_EQ(0, cancel_n(fd, q5, 5, &done));
+	ASSERT_EQ(U(2), done);
 	ASSERT_EQ(0, get_stats(fd, &st));
 	ASSERT_EQ(mem0, st.mem_bytes);
+	ASSERT_EQ(U(0), st.armed);
 	close(fd);
 }
 

@@ -2,8 +2,9 @@
 /*
  * libFuzzer target for kmod/twheel_core.c: the input is a sequence of
  * operations on one wheel and one index, run against a plain model (an
- * array of nodes with their state, deadline and id, and the ready queue as
- * an array), with every property checked after every step:
+ * array of ids with their state, deadline, data and node, and the ready
+ * queue as two arrays: its events' ids, and the nodes that hold them with
+ * the sentinel last), with every property checked after every step:
  *
  *   - never early: an event is queued only once now >= its deadline, and the
  *     wheel queues it only once now's tick has reached its expiry tick;
@@ -18,10 +19,23 @@
  *     as it takes from its budget, and returns true iff work is still due;
  *   - nr_armed, nr_ready, late_max, the ready queue, the slot lists and the
  *     pending bits agree with the model; cur never goes back nor past now;
- *   - the node's deadline word: the caller's flag (bit 63) is kept; while
- *     armed it holds a deadline between the one the node was armed with
- *     and the id's current one, and the node sits in a slot that matches
- *     it; once expired it holds the expiry clock;
+ *   - an armed node sits in a slot that matches the deadline it was armed
+ *     with, or, once the wheel has moved it, the id's deadline at the time;
+ *     nodes hold their id and data, armed or queued;
+ *   - the ready queue, node for node: tw_wheel_expire() writes the event
+ *     (id, data, expiry clock) into the sentinel and the expired node
+ *     becomes the sentinel; tw_wheel_discard() leaves the node of the
+ *     discarded event holding the next one and hands back the next node
+ *     (or the sentinel, for the last event); tw_wheel_pop() hands back the
+ *     head.  After every operation: walking from w.head to the sentinel
+ *     w.tail passes exactly nr_ready nodes, in the model's order, with
+ *     expiry clocks that never decrease; each one's entry points at it and
+ *     is marked TW_ENT_QUEUED; the sentinel ends the list and is in no
+ *     entry; no other entry is marked TW_ENT_QUEUED; every node on the
+ *     wheel has an entry that points at it;
+ *   - nodes come from a pool: a node set free is poisoned for ASan (so is
+ *     a red zone after each node), is not reused for a while, and every
+ *     node is given back exactly once (the sentinel at teardown);
  *   - the index: after every op both tables are valid ordered linear-probing
  *     tables (every entry at or after its home with no empty slot between,
  *     keys in circular order, the old table empty below mpos), hold every
@@ -39,15 +53,20 @@
  *     throughout exactly once;
  *   - tw_index_pop() tears everything down exactly once.
  *
- * The wheel and index are used as kmod/twheel_main.c does: the wheel has
- * the index attached (w.idx); a touch finds the id's entry; a later
- * deadline of an armed id is written to the entry only (the wheel picks it
- * up when the node's slot comes due, and marks the entry TW_ENT_QUEUED
- * when it expires); an earlier deadline, or a touch of an expired id,
- * detaches the node (tw_wheel_del(), or tw_wheel_unqueue() and clearing
- * TW_ENT_QUEUED) and places it again; a deadline already past is queued
- * with tw_wheel_expire(); each batch asks tw_index_want_size() and
- * migrates (ids + 1) * 16 entries.  Plus the raw API the core documents
+ * The wheel and index are used as kmod/twheel_main.c does: the wheel is
+ * set up with the index and a sentinel node; a touch finds the id's entry;
+ * a later deadline of an armed id is written to the entry only (the wheel
+ * picks it up when the node's slot comes due); another deadline of an
+ * armed id is tw_wheel_del(), the entry's deadline, tw_wheel_add() (or
+ * tw_wheel_expire() when already due); a touch of a queued id is
+ * tw_wheel_discard() and the node it hands back placed the same way, data
+ * kept; a cancel detaches the same way, removes the entry and frees the
+ * node; a read peeks at up to 12 events from w.head, then for each one
+ * delivered (all, or fewer as when the copy faults) tw_wheel_pop(), a
+ * lookup of its entry only if an earlier removal shifted it, removal and
+ * free; each batch asks tw_index_want_size() and migrates (ids + 1) * 16
+ * entries.  Touches and cancels also aim at queued ids directly, at any
+ * position in the queue.  Plus the raw API the core documents
  * (tw_wheel_add() of a deadline already due goes to the drain list; resize
  * to any size that fits, in either direction, whenever none is in
  * progress).
@@ -60,6 +79,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sanitizer/asan_interface.h>
 
 #include "twheel_core.h"
 
@@ -67,18 +88,22 @@
 #define NODES		256
 #define RESIZE_MAX	4096	/* forced resizes: up to this many slots */
 #define ADVANCE_CALLS	200000	/* more calls than this: advance never ends */
+#define READ_CHUNK	12	/* events per read() hold, as TW_READ_CHUNK */
+#define POOL		(2 * NODES + 2)	/* nodes: every id, the sentinel, spares */
 
 enum { ABSENT, ARMED, READY };
 static const char *const state_name[] = { "absent", "armed", "ready" };
 
 struct mnode {
-	struct tw_node n;
-	/* the model */
 	int state;
 	u64 id;
+	u64 data;	/* the data its node, or its event, holds */
+	struct tw_node *node;	/* its entry's node: armed, or its event's */
 	u64 deadline;	/* the id's deadline: its index entry's */
 	u64 placed;	/* ARMED: the deadline the node was last armed with */
-	u64 stamp;	/* READY: the expected tw_node_expired() */
+	u64 slotted;	/* ARMED: a deadline its slot matches */
+	u64 slotted_e;	/* its expiry tick */
+	u64 stamp;	/* READY: the expected expiry clock of its event */
 	bool future;	/* ARMED with deadline > now: takes part in ordering */
 	bool stable;	/* dump: present, at or past the start, since it began */
 	unsigned int listed;	/* dump: times listed */
@@ -89,11 +114,24 @@ static struct mnode m[NODES];
 static struct tw_wheel w;
 static struct tw_index x;
 
-/* The caller's bit in the deadline word that node @i carries. */
-static u64 flag_of(int i)
-{
-	return i & 1 ? TW_NODE_FLAG : 0;
-}
+/*
+ * The nodes: a pool with a red zone after each node, poisoned like the
+ * free nodes, which go back to the end of a FIFO so that a node set free
+ * stays poisoned for a while.  owner[] is the model's: the id a node
+ * belongs to (its own, or the one whose event it holds), or P_FREE, or
+ * P_SENTINEL.
+ */
+struct pnode {
+	struct tw_node n;
+	u64 redzone[4];
+};
+
+enum { P_FREE = -1, P_SENTINEL = -2 };
+
+static struct pnode pool[POOL];
+static int owner[POOL];
+static unsigned int freeq[POOL], free_head, free_len;
+static unsigned long nodes_live;
 
 static u64 now, tick;
 static u64 last_e;		/* highest expiry tick of an ordered expiry */
@@ -102,8 +140,18 @@ static u64 late_max;		/* model of w.late_max */
 static u64 prev_cur;
 static unsigned long nr_present, nr_armed;
 
-static int rq[NODES];		/* model of w.ready */
+/* model of the ready queue: the events' ids, their nodes, the sentinel */
+static int rq[NODES];
+static struct tw_node *rqn[NODES + 1];
 static unsigned int rq_len;
+
+/* what the run exercised, printed at exit */
+static struct {
+	unsigned long discard[2][4];	/* touch/cancel: only, head, middle, last */
+	unsigned long pops, relookups, faults, expired, direct, lazy;
+	unsigned long queue_len[5];	/* inputs by longest queue: 0, 1, 2-7, 8-63, 64+ */
+	unsigned int max_queue;		/* of the current input */
+} stats;
 
 /* model of the index tables */
 static struct tw_ent *mtab, *mold;
@@ -118,6 +166,7 @@ static u64 key_inv;		/* tw_key(id) * key_inv == id */
 static bool trace;
 static bool find_all;		/* find() every id at the next check */
 static unsigned long op_no;
+static u64 data_seq;		/* touches that carried data */
 static const char *op_name = "init";
 
 /* ------------------------------------------------------------- reporting */
@@ -221,26 +270,145 @@ static u64 exp_tick(u64 d)
 	return d / tick + (d % tick != 0);
 }
 
-static int node_idx(const struct tw_node *n, const char *where)
+/* The pool slot of node @n. */
+static unsigned int pidx(const struct tw_node *n, const char *where)
 {
-	uintptr_t p = (uintptr_t)n, b = (uintptr_t)&m[0].n;
+	uintptr_t p = (uintptr_t)n, b = (uintptr_t)&pool[0].n;
 
-	CHECK(p >= b && (p - b) % sizeof(struct mnode) == 0 &&
-	      (p - b) / sizeof(struct mnode) < NODES,
+	CHECK(p >= b && (p - b) % sizeof(struct pnode) == 0 &&
+	      (p - b) / sizeof(struct pnode) < POOL,
 	      "%s: pointer %p is not a node", where, (void *)n);
-	return (p - b) / sizeof(struct mnode);
+	return (p - b) / sizeof(struct pnode);
 }
 
-static void rq_remove(int i)
+/* The id node @n belongs to, in the model: it must belong to one. */
+static int node_idx(const struct tw_node *n, const char *where)
+{
+	int i = owner[pidx(n, where)];
+
+	CHECK(i >= 0, "%s: node %p is %s", where, (void *)n,
+	      i == P_FREE ? "free" : "the sentinel");
+	CHECK(m[i].node == n, "%s: node %p belongs to id %d, whose node is %p",
+	      where, (void *)n, i, (void *)m[i].node);
+	return i;
+}
+
+static void set_owner(struct tw_node *n, int i)
+{
+	owner[pidx(n, "model")] = i;
+}
+
+static void pool_reset(void)
+{
+	unsigned int p;
+
+	for (p = 0; p < POOL; p++) {
+		owner[p] = P_FREE;
+		freeq[p] = p;
+	}
+	free_head = 0;
+	free_len = POOL;
+	nodes_live = 0;
+	ASAN_POISON_MEMORY_REGION(pool, sizeof(pool));
+}
+
+/* A node for id @i (or the sentinel), as tw_node_alloc(): id set, data 0. */
+static struct tw_node *node_alloc(u64 id, int i)
+{
+	unsigned int p;
+	struct tw_node *n;
+
+	CHECK(free_len, "out of nodes: %lu in use", nodes_live);
+	p = freeq[free_head];
+	free_head = (free_head + 1) % POOL;
+	free_len--;
+	CHECK(owner[p] == P_FREE, "node %u on the free list is in use", p);
+	n = &pool[p].n;
+	ASAN_UNPOISON_MEMORY_REGION(n, sizeof(*n));
+	memset(n, 0x5a, sizeof(*n));	/* the core must set what it uses */
+	n->id = id;
+	n->data = 0;
+	owner[p] = i;
+	nodes_live++;
+	return n;
+}
+
+static void node_free(struct tw_node *n)
+{
+	unsigned int p = pidx(n, "free");
+
+	CHECK(owner[p] != P_FREE, "node %u freed twice", p);
+	owner[p] = P_FREE;
+	ASAN_POISON_MEMORY_REGION(n, sizeof(*n));
+	freeq[(free_head + free_len) % POOL] = p;
+	free_len++;
+	nodes_live--;
+}
+
+static unsigned int rq_pos(int i)
 {
 	unsigned int k;
 
 	for (k = 0; k < rq_len && rq[k] != i; k++)
 		;
-	CHECK(k < rq_len, "model: node %d not on ready queue", i);
-	for (; k + 1 < rq_len; k++)
-		rq[k] = rq[k + 1];
+	CHECK(k < rq_len, "model: node %d not on the ready queue", i);
+	return k;
+}
+
+/*
+ * The model of tw_wheel_expire(): id @i's event goes into the sentinel,
+ * and the id's node becomes the sentinel.
+ */
+static void model_expire(int i)
+{
+	struct mnode *y = &m[i];
+
+	rq[rq_len] = i;
+	rqn[rq_len + 1] = y->node;
+	set_owner(y->node, P_SENTINEL);
+	y->node = rqn[rq_len];
+	set_owner(y->node, i);
+	rq_len++;
+	y->state = READY;
+	y->stamp = umax(now, 1);
+	if (rq_len > stats.max_queue)
+		stats.max_queue = rq_len;
+}
+
+/*
+ * The model of tw_wheel_discard(): the events after id @i's move up, and
+ * so do the nodes after the next one, which is set free (the sentinel,
+ * for the last event: the node that held it becomes the sentinel).  The
+ * node set free, now the id's, is returned.
+ */
+static struct tw_node *model_discard(int i)
+{
+	unsigned int k = rq_pos(i), j;
+	struct tw_node *freed = rqn[k + 1];
+
+	memmove(&rq[k], &rq[k + 1], (rq_len - k - 1) * sizeof(rq[0]));
+	memmove(&rqn[k + 1], &rqn[k + 2], (rq_len - k - 1) * sizeof(rqn[0]));
 	rq_len--;
+	for (j = k; j < rq_len; j++) {
+		m[rq[j]].node = rqn[j];
+		set_owner(rqn[j], rq[j]);
+	}
+	set_owner(rqn[rq_len], P_SENTINEL);
+	m[i].node = freed;
+	set_owner(freed, i);
+	return freed;
+}
+
+/* The model of tw_wheel_pop(): the head's node, still its id's. */
+static struct tw_node *model_pop(void)
+{
+	struct tw_node *n = rqn[0];
+
+	CHECK(rq_len, "model: pop of an empty queue");
+	memmove(&rq[0], &rq[1], (rq_len - 1) * sizeof(rq[0]));
+	memmove(&rqn[0], &rqn[1], rq_len * sizeof(rqn[0]));
+	rq_len--;
+	return n;
 }
 
 /* Is @id held by a present node other than @self? */
@@ -261,80 +429,152 @@ static u64 id_of_key(u64 key)
 
 /* ------------------------------------------------------------ the checks */
 
-static void check_ready_list(void)
+/*
+ * The ready queue, after every operation: from w.head, the model's events
+ * in their nodes, each one's entry pointing at it and marked queued, with
+ * expiry clocks that never decrease, up to the sentinel, which ends the
+ * list; exactly nr_ready of them; the sentinel in no entry, and no other
+ * entry marked queued.
+ */
+static void check_queue(void)
 {
-	struct list_head *p = w.ready.next;
-	unsigned int k = 0;
+	const struct tw_node *n;
+	unsigned long p, queued = 0;
+	unsigned int k;
+	u64 last = 1;
 
-	CHECK(w.ready.prev->next == &w.ready, "ready list: tail does not link to head");
-	while (p != &w.ready) {
-		int i = node_idx(list_entry(p, struct tw_node, ready), "ready list");
-
-		CHECK(k < rq_len, "ready list longer than the model's %u (node %d, %s)",
-		      rq_len, i, state_name[m[i].state]);
-		CHECK(rq[k] == i, "ready list position %u holds node %d, model says %d",
-		      k, i, rq[k]);
-		CHECK(p->next->prev == p, "ready list: broken back link at %u", k);
-		p = p->next;
-		k++;
-	}
-	CHECK(k == rq_len, "ready list has %u nodes, model %u", k, rq_len);
 	CHECK(w.nr_ready == rq_len, "nr_ready %lu, model %u", w.nr_ready, rq_len);
+	CHECK(w.tail == rqn[rq_len], "sentinel %p, model %p", (void *)w.tail,
+	      (void *)rqn[rq_len]);
+	CHECK(owner[pidx(w.tail, "sentinel")] == P_SENTINEL,
+	      "the sentinel belongs to id %d", owner[pidx(w.tail, "sentinel")]);
+	CHECK(!w.tail->next, "the sentinel's next is %p", (void *)w.tail->next);
+	for (k = 0, n = w.head; n != w.tail; n = n->next, k++) {
+		const struct tw_ent *e;
+		const struct mnode *y;
+
+		CHECK(n, "ready queue ends after %u events without the sentinel", k);
+		CHECK(k < rq_len, "ready queue longer than the model's %u (node %p)",
+		      rq_len, (void *)n);
+		CHECK(n == rqn[k], "ready queue position %u is node %p, model %p",
+		      k, (void *)n, (void *)rqn[k]);
+		y = &m[rq[k]];
+		CHECK(n->id == y->id && n->data == y->data && n->expired == y->stamp,
+		      "event %u of node %d: id %#" PRIx64 " data %#" PRIx64
+		      " expired %" PRIu64 ", expected %#" PRIx64 " %#" PRIx64 " %"
+		      PRIu64, k, rq[k], n->id, n->data, n->expired, y->id, y->data,
+		      y->stamp);
+		CHECK(n->expired >= last, "event %u expired at %" PRIu64 " after one "
+		      "at %" PRIu64, k, n->expired, last);
+		last = n->expired;
+		e = tw_index_find(&x, n->id);
+		CHECK(e && e->node == n && tw_ent_queued(e), "event %u (node %d): "
+		      "entry %p, its node %p, deadline word %#" PRIx64, k, rq[k],
+		      (void *)e, e ? (void *)e->node : NULL, e ? e->deadline : 0);
+	}
+	CHECK(k == rq_len, "ready queue has %u events, model %u", k, rq_len);
+	for (p = 0; p < x.size; p++) {
+		CHECK(x.tab[p].node != w.tail,
+		      "the sentinel is in entry %lu", p);
+		queued += x.tab[p].node && tw_ent_queued(&x.tab[p]);
+	}
+	for (p = 0; x.old && p < x.old_size; p++) {
+		CHECK(x.old[p].node != w.tail,
+		      "the sentinel is in old entry %lu", p);
+		queued += x.old[p].node && tw_ent_queued(&x.old[p]);
+	}
+	CHECK(queued == w.nr_ready, "%lu entries marked queued, nr_ready %lu",
+	      queued, w.nr_ready);
 }
 
+/* Whether a node with expiry tick @e may sit in slot @s of level @l now. */
+static bool slot_fits(u64 e, int l, int s)
+{
+	unsigned int sh = l * TW_LVL_BITS;
+
+	return (e >> sh & TW_LVL_MASK) == (u64)s && e > w.cur &&
+	       e >> (sh + TW_LVL_BITS) == w.cur >> (sh + TW_LVL_BITS);
+}
+
+/*
+ * One slot list (l < 0: the drain list).  @moved: the wheel may have
+ * re-slotted nodes since the last check, by their ids' deadlines.
+ */
 static void check_hlist(const struct hlist_head *h, unsigned char *seen,
-			unsigned long *count, const char *what, int l, int s)
+			unsigned long *count, const char *what, int l, int s,
+			bool moved)
 {
 	struct hlist_node *const *pprev = &h->first;
 	const struct hlist_node *hn;
 
 	for (hn = h->first; hn; pprev = &hn->next, hn = hn->next) {
-		int i = node_idx(hlist_entry(hn, struct tw_node, slot), what);
-		u64 e = exp_tick(tw_node_deadline(&m[i].n));
-		unsigned int sh = l * TW_LVL_BITS;
-
-		/*
-		 * A slotted node's own deadline does not change until its slot
-		 * comes due: its expiry tick has the slot's digit, is after
-		 * cur, and agrees with cur above the slot's level.
-		 */
-		CHECK(l < 0 || ((e >> sh & TW_LVL_MASK) == (u64)s && e > w.cur &&
-			       e >> (sh + TW_LVL_BITS) == w.cur >> (sh + TW_LVL_BITS)),
-		      "node %d (tick %" PRIu64 ") in slot %d/%d with cur %" PRIu64,
-		      i, e, l, s, w.cur);
+		const struct tw_node *n = hlist_entry(hn, struct tw_node, slot);
+		int i = node_idx(n, what);
+		struct mnode *y = &m[i];
+		const struct tw_ent *e;
 
 		CHECK(hn->pprev == pprev, "%s %d/%d: node %d has a stale pprev",
 		      what, l, s, i);
-		CHECK(m[i].state == ARMED, "%s %d/%d holds node %d which is %s",
-		      what, l, s, i, state_name[m[i].state]);
+		CHECK(y->state == ARMED, "%s %d/%d holds node %d which is %s",
+		      what, l, s, i, state_name[y->state]);
 		CHECK(!seen[i], "node %d on the wheel twice (%s %d/%d)", i, what, l, s);
 		seen[i] = 1;
 		++*count;
+		CHECK(n->id == y->id && n->data == y->data, "armed node %d holds id %#"
+		      PRIx64 " data %#" PRIx64, i, n->id, n->data);
+		/*
+		 * A slotted node stays in its slot until the slot comes due:
+		 * its slot matches the deadline it was slotted by (the one it
+		 * was armed with, or the id's deadline when the wheel last
+		 * moved it), a tick after cur that agrees with cur above the
+		 * slot's level.
+		 */
+		if (l >= 0 && !slot_fits(y->slotted_e, l, s)) {
+			CHECK(moved && slot_fits(exp_tick(y->deadline), l, s), "node %d "
+			      "(slotted by %" PRIu64 ", deadline %" PRIu64 ") in slot "
+			      "%d/%d with cur %" PRIu64, i, y->slotted, y->deadline, l,
+			      s, w.cur);
+			y->slotted = y->deadline;
+			y->slotted_e = exp_tick(y->deadline);
+		}
+		if (!(*count & 15) || y->touched) {
+			e = tw_index_find(&x, n->id);
+			CHECK(e && e->node == n && !tw_ent_queued(e), "armed node %d: "
+			      "entry %p", i, (void *)e);
+		}
 	}
 }
 
-/* Slot lists, drain and pending bits against the model: after each op. */
-static void check_wheel_lists(void)
+/*
+ * Slot lists, drain and pending bits against the model.  Only the slots
+ * with their pending bit set are walked: a node in another slot is missing
+ * from the count.
+ */
+static void check_wheel_lists(bool moved)
 {
 	static unsigned char seen[NODES];
 	unsigned long count = 0;
 	unsigned int l, s;
 
 	memset(seen, 0, sizeof(seen));
-	for (l = 0; l < TW_LEVELS; l++)
-		for (s = 0; s < TW_LVL_SIZE; s++) {
-			const struct hlist_head *h = &w.slots[l][s];
+	for (l = 0; l < TW_LEVELS; l++) {
+		u64 bits = w.pending[l];
 
-			CHECK(!h->first || (w.pending[l] >> s & 1),
-			      "slot %u/%u holds nodes but its pending bit is clear", l, s);
-			check_hlist(h, seen, &count, "slot", l, s);
+		while (bits) {
+			s = __builtin_ctzll(bits);
+			bits &= bits - 1;
+			check_hlist(&w.slots[l][s], seen, &count, "slot", l, s, moved);
 		}
-	check_hlist(&w.drain, seen, &count, "drain", -1, -1);
-	CHECK(count == nr_armed, "%lu nodes on the wheel, model has %lu armed",
-	      count, nr_armed);
+	}
+	check_hlist(&w.drain, seen, &count, "drain", -1, -1, moved);
+	CHECK(count == nr_armed, "%lu nodes in pending slots and the drain list, "
+	      "model has %lu armed", count, nr_armed);
 }
 
-/* Counters, node fields, cur and tw_wheel_next(): after each wheel call. */
+/*
+ * Counters, cur and tw_wheel_next(): after each wheel call.  (The nodes,
+ * armed and queued, are checked by check_wheel_lists() and check_queue().)
+ */
 static void check_wheel(void)
 {
 	u64 t, min_e = UINT64_MAX;
@@ -343,27 +583,15 @@ static void check_wheel(void)
 
 	CHECK(w.nr_armed == nr_armed, "nr_armed %lu, model %lu", w.nr_armed, nr_armed);
 	CHECK(w.nr_ready == rq_len, "nr_ready %lu, model %u", w.nr_ready, rq_len);
+	CHECK(w.idx == &x, "idx %p", (void *)w.idx);
 	for (i = 0; i < NODES; i++) {
-		struct mnode *y = &m[i];
+		const struct mnode *y = &m[i];
 
-		if (y->state == ABSENT)
+		if (y->state != ARMED)
 			continue;
-		CHECK(y->n.id == y->id, "node %d: id changed", i);
-		CHECK((y->n.deadline & TW_NODE_FLAG) == flag_of(i),
-		      "node %d: the caller's flag changed", i);
-		if (y->state == ARMED) {
-			u64 nd = tw_node_deadline(&y->n);
-
-			/* the wheel copies the entry's deadline when due */
-			CHECK(nd >= y->placed && nd <= y->deadline, "armed node %d "
-			      "slotted by %" PRIu64 ", armed with %" PRIu64 ", deadline %"
-			      PRIu64, i, nd, y->placed, y->deadline);
-			min_e = umin(min_e, exp_tick(nd));
-		} else {
-			CHECK(tw_node_expired(&y->n) == y->stamp, "ready node %d: "
-			      "expired %" PRIu64 ", expected %" PRIu64, i,
-			      tw_node_expired(&y->n), y->stamp);
-		}
+		CHECK(y->slotted >= y->placed && y->slotted <= y->deadline,
+		      "model: node %d slotted by %" PRIu64, i, y->slotted);
+		min_e = umin(min_e, y->slotted_e);
 	}
 
 	CHECK(w.cur <= now / tick, "cur %" PRIu64 " is past now's tick", w.cur);
@@ -528,7 +756,7 @@ static void check_index(void)
 		f = tw_index_find(&x, m[i].id);
 
 		if (m[i].state != ABSENT) {
-			CHECK(f && f->node == &m[i].n && f->id == m[i].id,
+			CHECK(f && f->node == m[i].node && f->id == m[i].id,
 			      "find(%#" PRIx64 ") of node %d gives %p", m[i].id, i,
 			      (void *)f);
 			CHECK((f >= mtab && f < mtab + msize) ||
@@ -554,8 +782,8 @@ static void check_index(void)
 
 static void check_all(void)
 {
-	check_ready_list();
-	check_wheel_lists();
+	check_queue();
+	check_wheel_lists(false);
 	check_wheel();
 	check_index();
 	find_all = false;
@@ -569,47 +797,53 @@ static void check_all(void)
  */
 static bool advance_once(unsigned int budget)
 {
-	unsigned int before = budget, k = 0, queued = rq_len;
+	unsigned int before = budget, k, queued = rq_len;
 	u64 nt = now / tick, t, reslots = w.reslots;
-	struct list_head *p;
+	const struct tw_node *p, *first = w.tail;
 	bool more, due;
 
 	more = tw_wheel_advance(&w, now, &budget);
 	CHECK(budget <= before, "advance raised the budget %u -> %u", before, budget);
 	CHECK(w.reslots >= reslots, "reslots went back");
 
-	/* the old part of the ready queue is unchanged; the rest is new */
-	for (p = w.ready.next; p != &w.ready; p = p->next, k++) {
-		int i = node_idx(list_entry(p, struct tw_node, ready), "ready list");
-		struct mnode *y = &m[i];
+	/*
+	 * The queue up to the former sentinel is unchanged; the new events
+	 * follow, the first one in the former sentinel, each one's node the
+	 * expired node of the one before (as the module traces them).
+	 */
+	for (k = 0, p = w.head; k < queued; k++, p = p->next)
+		CHECK(p && p == rqn[k], "advance changed the ready queue at %u", k);
+	CHECK(p == first, "the first new event is in %p, not in the former "
+	      "sentinel %p", (void *)p, (void *)first);
+	for (; p != w.tail; p = p->next) {
+		struct mnode *y;
+		struct tw_ent *f;
 		u64 e;
+		int i;
 
-		CHECK(k < 2 * NODES, "ready list loops");
-		if (k < rq_len) {
-			CHECK(rq[k] == i, "advance reordered the ready queue at %u", k);
-			continue;
-		}
+		CHECK(p && rq_len < NODES, "ready queue loops or ends");
+		CHECK(p == rqn[rq_len], "new event %u in node %p, not in the "
+		      "sentinel %p", rq_len, (void *)p, (void *)rqn[rq_len]);
+		/* the node after an event's: the expired id's own */
+		i = node_idx(p->next, "expired node");
+		y = &m[i];
 		CHECK(y->state != READY, "node %d expired twice", i);
 		CHECK(y->state == ARMED, "node %d expired while %s", i,
 		      state_name[y->state]);
+		CHECK(p->id == y->id && p->data == y->data, "event of node %d: id %#"
+		      PRIx64 " data %#" PRIx64, i, p->id, p->data);
 		e = exp_tick(y->deadline);
 		CHECK(y->deadline <= now, "node %d expired early: deadline %" PRIu64
 		      " > now by %" PRIu64, i, y->deadline, y->deadline - now);
 		CHECK(e <= nt, "node %d expired before its tick: tick %" PRIu64
 		      " > now's %" PRIu64, i, e, nt);
-		CHECK(tw_node_expired(&y->n) == umax(now, 1), "node %d: expired "
-		      "stamp %" PRIu64 ", expected %" PRIu64, i,
-		      tw_node_expired(&y->n), umax(now, 1));
-		CHECK((y->n.expired & TW_NODE_FLAG) == flag_of(i),
-		      "node %d: expiry lost the caller's flag", i);
-		{
-			struct tw_ent *f = tw_index_find(&x, y->id);
-
-			CHECK(f && f->node == &y->n && tw_ent_queued(f) &&
-			      tw_ent_deadline(f) == y->deadline, "expired node %d: "
-			      "entry %p deadline word %#" PRIx64, i, (void *)f,
-			      f ? f->deadline : 0);
-		}
+		CHECK(p->expired == umax(now, 1), "node %d: expired stamp %" PRIu64
+		      ", expected %" PRIu64, i, p->expired, umax(now, 1));
+		f = tw_index_find(&x, y->id);
+		CHECK(f && f->node == p && tw_ent_queued(f) &&
+		      tw_ent_deadline(f) == y->deadline, "expired node %d: entry %p "
+		      "node %p deadline word %#" PRIx64, i, (void *)f,
+		      f ? (void *)f->node : NULL, f ? f->deadline : 0);
 		if (y->future) {
 			CHECK(!last_e_set || e >= last_e, "out of order: node %d tick %"
 			      PRIu64 " after tick %" PRIu64, i, e, last_e);
@@ -617,14 +851,14 @@ static bool advance_once(unsigned int budget)
 			last_e_set = true;
 		}
 		late_max = umax(late_max, now - y->deadline);
-		y->state = READY;
-		y->stamp = umax(now, 1);
-		rq[rq_len++] = i;
+		model_expire(i);
 		nr_armed--;
+		stats.expired++;
 		tr("  expired node %d deadline %" PRIu64 " tick %" PRIu64 "%s", i,
 		   y->deadline, e, y->future ? "" : " (armed overdue)");
 	}
-	CHECK(k >= rq_len, "advance dropped ready nodes");
+	CHECK(w.tail == rqn[rq_len], "sentinel %p, model %p", (void *)w.tail,
+	      (void *)rqn[rq_len]);
 	CHECK(before - budget == (rq_len - queued) + (w.reslots - reslots),
 	      "advance used %u of its budget %u but moved %u nodes (%u expired, %"
 	      PRIu64 " re-slotted)", before - budget, before,
@@ -643,7 +877,10 @@ static bool advance_once(unsigned int budget)
 			      ") still armed after a full advance to tick %" PRIu64,
 			      i, m[i].deadline, exp_tick(m[i].deadline), nt);
 	}
-	check_wheel();	/* lists and index are checked after the operation */
+	/* the nodes it re-slotted, by their ids' deadlines */
+	if (w.reslots != reslots)
+		check_wheel_lists(true);
+	check_wheel();	/* the queue and index are checked after the operation */
 	return more;
 }
 
@@ -668,51 +905,76 @@ static struct tw_ent *find_ent(int i, const char *where)
 {
 	struct tw_ent *e = tw_index_find(&x, m[i].id);
 
-	CHECK(e && e->node == &m[i].n && e->id == m[i].id,
-	      "%s: find(%#" PRIx64 ") of node %d gives %p", where, m[i].id, i,
-	      (void *)e);
+	CHECK(e && e->node == m[i].node && e->id == m[i].id,
+	      "%s: find(%#" PRIx64 ") of node %d gives %p (node %p, model %p)",
+	      where, m[i].id, i, (void *)e, e ? (void *)e->node : NULL,
+	      (void *)m[i].node);
 	CHECK(tw_ent_queued(e) == (m[i].state == READY), "%s: node %d is %s but "
 	      "its entry's deadline word is %#" PRIx64, where, i,
 	      state_name[m[i].state], e->deadline);
 	return e;
 }
 
-/* Take node @i off the wheel or the ready queue. */
-static void detach(int i, struct tw_ent *e)
+enum { BY_TOUCH, BY_CANCEL };
+
+/*
+ * Take node @i off the wheel, or discard its event (as tw_detach()):
+ * afterwards its entry's node, holding its id and data, is on no list.
+ */
+static void detach(int i, struct tw_ent *e, int by)
 {
 	struct mnode *y = &m[i];
+	struct tw_node *n, *freed, *next;
+	unsigned int k;
 
 	if (y->state == ARMED) {
-		tw_wheel_del(&w, &y->n);
+		tw_wheel_del(&w, e->node);
 		nr_armed--;
-	} else if (y->state == READY) {
-		tw_wheel_unqueue(&w, &y->n);
-		e->deadline &= ~TW_ENT_QUEUED;
-		rq_remove(i);
+		return;
 	}
-	CHECK((y->n.deadline & TW_NODE_FLAG) == flag_of(i),
-	      "detach: node %d lost the caller's flag", i);
+	k = rq_pos(i);
+	next = rqn[k + 1];
+	stats.discard[by][rq_len == 1 ? 0 : !k ? 1 : k + 1 < rq_len ? 2 : 3]++;
+	tr("  discard event %u of %u", k, rq_len);
+	n = tw_wheel_discard(&w, e);
+	freed = model_discard(i);
+	CHECK(n == freed && n == next, "discard of node %d (event %u of %u) "
+	      "returned %p, expected %p", i, k, rq_len + 1, (void *)n,
+	      (void *)freed);
+	CHECK(e->node == n && !tw_ent_queued(e) &&
+	      tw_ent_deadline(e) == y->deadline, "discard of node %d: entry's "
+	      "node %p, deadline word %#" PRIx64, i, (void *)e->node, e->deadline);
+	CHECK(n->id == y->id && n->data == y->data, "discard of node %d: the "
+	      "node holds id %#" PRIx64 " data %#" PRIx64, i, n->id, n->data);
+	CHECK(w.nr_ready == rq_len && w.tail == rqn[rq_len], "discard: nr_ready "
+	      "%lu (model %u), sentinel %p (model %p)", w.nr_ready, rq_len,
+	      (void *)w.tail, (void *)rqn[rq_len]);
 }
 
 /* Arm through the wheel (even when already due), or queue directly. */
 static void place(int i, struct tw_ent *e, u64 d, bool raw)
 {
 	struct mnode *y = &m[i];
+	struct tw_node *s = w.tail;
 
-	tw_node_set_deadline(&y->n, d);
 	e->deadline = d;
 	y->deadline = d;
 	y->placed = d;
 	if (!raw && d <= now) {
-		tw_wheel_expire(&w, &y->n, now);
-		e->deadline |= TW_ENT_QUEUED;
-		y->state = READY;
-		y->stamp = umax(now, 1);
-		rq[rq_len++] = i;
+		tw_wheel_expire(&w, e, now);
+		model_expire(i);
+		CHECK(e->node == s && w.tail == rqn[rq_len] && tw_ent_queued(e) &&
+		      tw_ent_deadline(e) == d, "expire of node %d: entry's node %p "
+		      "(sentinel was %p), sentinel %p (model %p), deadline word %#"
+		      PRIx64, i, (void *)e->node, (void *)s, (void *)w.tail,
+		      (void *)rqn[rq_len], e->deadline);
+		stats.direct++;
 		return;
 	}
-	tw_wheel_add(&w, &y->n);
+	tw_wheel_add(&w, e->node, d);
 	y->state = ARMED;
+	y->slotted = d;
+	y->slotted_e = exp_tick(d);
 	y->future = d > now;
 	nr_armed++;
 }
@@ -858,20 +1120,19 @@ static void make_room(void)
 	}
 }
 
-/* A new id for node @i, with deadline @d: the entry, to be placed. */
-static struct tw_ent *create(int i, u64 d)
+/* A new id for node @i, as tw_node_new(): the entry, to be placed. */
+static struct tw_ent *create(int i)
 {
 	struct mnode *y = &m[i];
 	struct tw_ent *e;
 
 	make_room();
 	y->id = gen_id(i);
-	memset(&y->n, 0x5a, sizeof(y->n));	/* the core must set what it uses */
-	y->n.id = y->id;
-	/* odd nodes carry the caller's flag, which the core must keep */
-	y->n.deadline = flag_of(i);
-	e = tw_index_insert(&x, &y->n, d);
-	CHECK(e && e->node == &y->n && e->id == y->id && e->deadline == d,
+	y->data = 0;
+	y->node = node_alloc(y->id, i);
+	y->deadline = 0;
+	e = tw_index_insert(&x, y->node, 0);
+	CHECK(e && e->node == y->node && e->id == y->id && e->deadline == 0,
 	      "insert of node %d: entry %p", i, (void *)e);
 	CHECK(tw_index_find(&x, y->id) == e, "find of a new id is not its entry");
 	CHECK(e >= mtab && e < mtab + msize, "new id not in the new table");
@@ -882,12 +1143,17 @@ static struct tw_ent *create(int i, u64 d)
 	return e;
 }
 
+/* A cancel: detach, remove the entry, free the node (as tw_node_free()). */
 static void destroy(int i)
 {
 	struct tw_ent *e = find_ent(i, "destroy");
 
-	detach(i, e);
+	detach(i, e, BY_CANCEL);
+	CHECK(e->node == m[i].node, "cancel of node %d: entry's node %p, model "
+	      "%p", i, (void *)e->node, (void *)m[i].node);
 	tw_index_remove(&x, e);
+	node_free(m[i].node);
+	m[i].node = NULL;
 	CHECK(!tw_index_find(&x, m[i].id), "removed id %#" PRIx64 " still found",
 	      m[i].id);
 	m[i].state = ABSENT;
@@ -1136,65 +1402,149 @@ enum op {
 	OP_SET, OP_ADD_RAW, OP_CANCEL, OP_READ, OP_ADVANCE_FULL,
 	OP_ADVANCE_PARTIAL, OP_CATCH_UP, OP_TIME, OP_MAINTAIN, OP_RESIZE,
 	OP_MIGRATE, OP_DUMP_BEGIN, OP_DUMP_STEP, OP_FIND, OP_BULK_SET,
-	OP_BULK_CANCEL, OP_FLUSH, OP_NR
+	OP_BULK_CANCEL, OP_FLUSH, OP_TOUCH_QUEUED, OP_CANCEL_QUEUED, OP_NR
 };
 
 static const char *const op_names[] = {
 	"set", "add_raw", "cancel", "read", "advance_full", "advance_partial",
 	"catch_up", "time", "maintain", "resize", "migrate", "dump_begin",
-	"dump_step", "find", "bulk_set", "bulk_cancel", "flush",
+	"dump_step", "find", "bulk_set", "bulk_cancel", "flush", "touch_queued",
+	"cancel_queued",
 };
 
-/* Opcode byte -> operation, the common ones more often. */
-static const unsigned char op_table[32] = {
+/*
+ * Opcode byte -> operation, the common ones more often.  Bytes up to 31
+ * keep their meaning when operations are added (the start scripts use
+ * them).
+ */
+static const unsigned char op_table[36] = {
 	OP_SET, OP_SET, OP_SET, OP_SET, OP_SET, OP_ADD_RAW, OP_CANCEL, OP_CANCEL,
 	OP_READ, OP_READ, OP_ADVANCE_FULL, OP_ADVANCE_FULL, OP_ADVANCE_FULL,
 	OP_ADVANCE_PARTIAL, OP_ADVANCE_PARTIAL, OP_CATCH_UP, OP_TIME, OP_TIME,
 	OP_TIME, OP_TIME, OP_MAINTAIN, OP_MAINTAIN, OP_RESIZE, OP_MIGRATE,
 	OP_DUMP_BEGIN, OP_DUMP_STEP, OP_DUMP_STEP, OP_DUMP_STEP, OP_FIND,
-	OP_BULK_SET, OP_BULK_CANCEL, OP_FLUSH,
+	OP_BULK_SET, OP_BULK_CANCEL, OP_FLUSH, OP_TOUCH_QUEUED, OP_TOUCH_QUEUED,
+	OP_CANCEL_QUEUED, OP_SET,
 };
 
-/* kmod's tw_set(): create if absent; later deadline of an armed node lazily */
+/*
+ * The data a touch carries, or none (@has false): one input byte, mixed
+ * with a count of touches so that no two touches carry the same.
+ */
+static u64 gen_data(bool *has)
+{
+	uint8_t b = u8();
+
+	*has = b >= 64;
+	return (++data_seq << 8 | b) * 0x9e3779b97f4a7c15ULL;
+}
+
+/*
+ * kmod's tw_set(): create if absent; a later deadline of an armed node
+ * lazily (the entry alone); else detach (a queued event is discarded) and
+ * place again.  @raw: arm through the wheel even when already due.
+ */
 static void op_set(int i, u64 d, bool raw)
 {
 	struct mnode *y = &m[i];
-
 	struct tw_ent *e;
+	bool has;
+	u64 data = gen_data(&has);
 
-	tr("%s node %d deadline %" PRIu64 " (tick %" PRIu64 ", %s)",
-	   raw ? "add_raw" : "set", i, d, exp_tick(d), state_name[y->state]);
+	tr("%s node %d deadline %" PRIu64 " (tick %" PRIu64 ", %s)%s",
+	   raw ? "add_raw" : "set", i, d, exp_tick(d), state_name[y->state],
+	   has ? " with data" : "");
 	if (y->state == ABSENT) {
-		e = create(i, d);
+		e = create(i);
 	} else {
 		e = find_ent(i, "set");
 		/* armed, and later: the entry alone; the node stays put */
-		if (!raw && !tw_ent_queued(e) && d >= tw_ent_deadline(e) &&
-		    d > now) {
+		if (!raw && !tw_ent_queued(e) && d >= e->deadline && d > now) {
 			e->deadline = d;
+			if (has)
+				e->node->data = y->data = data;
 			y->deadline = d;
+			stats.lazy++;
 			tr("  lazy");
 			return;
 		}
-		detach(i, e);
+		detach(i, e, BY_TOUCH);
 	}
+	if (has)
+		e->node->data = y->data = data;
 	place(i, e, d, raw);
 }
 
-static void op_read(unsigned int nr)
+/*
+ * kmod's read(): up to @nr events, in holds of at most READ_CHUNK.  Each
+ * hold peeks at the events from w.head (each one's entry looked up), then
+ * delivers them (@fault: fewer, picked by the input, after which read()
+ * stops): tw_wheel_pop(), the entry looked up again only if removing an
+ * earlier one shifted it, removed, the node freed.
+ */
+static void op_read(unsigned int nr, bool fault)
 {
-	while (nr-- && !list_empty(&w.ready)) {
-		struct tw_node *n = list_first_entry(&w.ready, struct tw_node, ready);
-		int i = node_idx(n, "read");
+	while (nr && rq_len) {
+		struct tw_node *peek[READ_CHUNK], *node;
+		struct tw_ent *ent[READ_CHUNK];
+		unsigned int n = 0, k = umin(nr, READ_CHUNK), ok, j;
 
-		CHECK(rq_len && rq[0] == i, "read: head of ready queue is node %d", i);
-		CHECK(m[i].state == READY, "read: node %d is %s", i,
-		      state_name[m[i].state]);
-		CHECK(tw_ent_deadline(find_ent(i, "read")) <= tw_node_expired(n),
-		      "read: node %d expired at %" PRIu64 " before its deadline %"
-		      PRIu64, i, tw_node_expired(n), m[i].deadline);
-		tr("  read node %d", i);
-		destroy(i);
+		for (node = w.head; node != w.tail && n < k; node = node->next) {
+			const struct mnode *y;
+
+			CHECK(node && n < rq_len && node == rqn[n], "read: event %u "
+			      "in node %p, model %p", n, (void *)node,
+			      n < rq_len ? (void *)rqn[n] : NULL);
+			y = &m[rq[n]];
+			CHECK(y->state == READY && node->id == y->id &&
+			      node->data == y->data && node->expired == y->stamp,
+			      "read: event %u of node %d (%s): id %#" PRIx64 " data %#"
+			      PRIx64 " expired %" PRIu64, n, rq[n],
+			      state_name[y->state], node->id, node->data,
+			      node->expired);
+			ent[n] = tw_index_find(&x, node->id);
+			CHECK(ent[n] && ent[n]->node == node && tw_ent_queued(ent[n]) &&
+			      tw_ent_deadline(ent[n]) == y->deadline &&
+			      y->deadline <= node->expired, "read: event %u of node "
+			      "%d: entry %p", n, rq[n], (void *)ent[n]);
+			peek[n++] = node;
+		}
+		CHECK(n == umin(k, rq_len), "read: peeked at %u events of %u", n,
+		      rq_len);
+		ok = fault ? u8() % (n + 1) : n;
+		tr("  read %u of %u events%s", ok, n, fault ? " (fault)" : "");
+		for (j = 0; j < ok; j++) {
+			int i = rq[0];
+			struct mnode *y = &m[i];
+
+			node = tw_wheel_pop(&w);
+			CHECK(node == peek[j] && node == model_pop(), "read: pop %u "
+			      "gave %p, peeked at %p", j, (void *)node,
+			      (void *)peek[j]);
+			CHECK(w.nr_ready == rq_len && w.head == (rq_len ? rqn[0] :
+			      w.tail), "read: after a pop nr_ready %lu (model %u), "
+			      "head %p", w.nr_ready, rq_len, (void *)w.head);
+			if (ent[j]->node != node) {
+				ent[j] = tw_index_find(&x, node->id);
+				stats.relookups++;
+			}
+			CHECK(ent[j] && ent[j]->node == node && tw_ent_queued(ent[j]) &&
+			      ent[j]->id == y->id, "read: popped node %d: entry %p", i,
+			      (void *)ent[j]);
+			tw_index_remove(&x, ent[j]);
+			node_free(node);
+			y->node = NULL;
+			y->state = ABSENT;
+			y->touched = true;
+			nr_present--;
+			dump_forget(i);
+			stats.pops++;
+		}
+		if (ok < n) {
+			stats.faults++;
+			break;
+		}
+		nr -= ok;
 	}
 }
 
@@ -1207,13 +1557,13 @@ static void op_find(void)
 	for (i = 0; i < NODES; i++)
 		if (m[i].state != ABSENT && m[i].id == id)
 			break;
-	CHECK(i < NODES ? f && f->node == &m[i].n && f->id == id : !f,
+	CHECK(i < NODES ? f && f->node == m[i].node && f->id == id : !f,
 	      "find(%#" PRIx64 ") gives %p", id, (void *)f);
 }
 
 static void run_op(void)
 {
-	enum op op = op_table[u8() % 32];
+	enum op op = op_table[u8() % sizeof(op_table)];
 	unsigned int k, nr;
 	uint8_t b;
 	int i;
@@ -1231,10 +1581,26 @@ static void run_op(void)
 		if (m[i].state != ABSENT)
 			destroy(i);
 		break;
-	case OP_READ:
-		nr = 1 + u8() % 16;
-		tr("read %u", nr);
-		op_read(nr);
+	case OP_READ:	/* one byte: how many, and whether the copy faults */
+		b = u8();
+		nr = 1 + b % 32;
+		tr("read %u%s", nr, b >= 224 ? " (fault)" : "");
+		op_read(nr, b >= 224);
+		break;
+	case OP_TOUCH_QUEUED:	/* a queued id, anywhere in the queue */
+	case OP_CANCEL_QUEUED:
+		b = u8();
+		if (!rq_len) {
+			tr("%s: none queued", op_names[op]);
+			break;
+		}
+		k = b % rq_len;
+		i = rq[k];
+		tr("%s: event %u of %u, node %d", op_names[op], k, rq_len, i);
+		if (op == OP_TOUCH_QUEUED)
+			op_set(i, gen_deadline(), false);
+		else
+			destroy(i);
 		break;
 	case OP_ADVANCE_FULL:
 		b = u8();
@@ -1363,20 +1729,15 @@ static void setup(void)
 		break;
 	}
 	now = t0;
-	memset(&w, 0, sizeof(w));
-	w.idx = &x;	/* init must clear it */
-	tw_wheel_init(&w, tick, now);
-	CHECK(w.cur == now / tick, "init: cur %" PRIu64, w.cur);
-	CHECK(!w.idx, "init: idx %p", (void *)w.idx);
-	prev_cur = w.cur;
 	last_e = 0;
 	last_e_set = false;
 	late_max = 0;
 	nr_present = nr_armed = 0;
-	rq_len = 0;
+	data_seq = 0;
 	for (i = 0; i < NODES; i++) {
 		m[i].state = ABSENT;
 		m[i].id = ~0ULL - i;
+		m[i].node = NULL;
 	}
 	msize = TW_IDX_MIN;
 	mtab = calloc(msize, sizeof(*mtab));
@@ -1385,7 +1746,20 @@ static void setup(void)
 	mold_size = 0;
 	memset(&x, 0x5a, sizeof(x));
 	tw_index_init(&x, mtab, msize);
-	w.idx = &x;	/* as the module: the wheel reads the entries' deadlines */
+	/* as the module: the index, then the wheel with it and a sentinel */
+	pool_reset();
+	rq_len = 0;
+	rqn[0] = node_alloc(0x5a5a5a5a5a5a5a5aULL, P_SENTINEL);
+	memset(&w, 0, sizeof(w));
+	w.head = w.tail = NULL;
+	tw_wheel_init(&w, tick, now, &x, rqn[0]);
+	CHECK(w.cur == now / tick, "init: cur %" PRIu64, w.cur);
+	CHECK(w.idx == &x, "init: idx %p", (void *)w.idx);
+	CHECK(w.head == rqn[0] && w.tail == rqn[0] && !rqn[0]->next &&
+	      !w.nr_ready && !w.nr_armed, "init: head %p tail %p (sentinel %p)",
+	      (void *)w.head, (void *)w.tail, (void *)rqn[0]);
+	prev_cur = w.cur;
+	stats.max_queue = 0;
 	dump_on = false;
 	tr("setup tick %" PRIu64 " now %" PRIu64, tick, now);
 }
@@ -1393,10 +1767,11 @@ static void setup(void)
 /*
  * Start states, picked by one input byte, that take many operations to
  * build: 120 nodes (mixed ids and deadlines), then a shrink or a grow of
- * the index in progress, or a wheel advanced part way with its drain list
- * full.  Written in the input's own encoding: opcode bytes are indexes
- * into op_table[].
+ * the index in progress, a wheel advanced part way with its drain list
+ * full, or most of the nodes expired, their events queued.  Written in the
+ * input's own encoding: opcode bytes are indexes into op_table[].
  */
+#define OPB_ADVANCE_FULL	10
 #define OPB_ADVANCE_PARTIAL	13
 #define OPB_TIME		16
 #define OPB_MAINTAIN		20
@@ -1417,6 +1792,10 @@ static const uint8_t script_grow[] = {
 static const uint8_t script_drain[] = {
 	OPB_TIME, 4, 3, 5, 0,			/* six level-3 slots later */
 	OPB_ADVANCE_PARTIAL, 5,			/* five nodes moved */
+};
+static const uint8_t script_queue[] = {
+	OPB_TIME, 4, 4, 63, 0,			/* 64 level-4 slots later */
+	OPB_ADVANCE_FULL, 255,			/* all due expired at once */
 };
 
 static void run_script(const uint8_t *script, size_t len)
@@ -1440,7 +1819,7 @@ static void start_state(void)
 
 	if (k < 192)
 		return;
-	k %= 4;
+	k %= 5;
 	tr("start state %u", k);
 	run_script(script_nodes, sizeof(script_nodes));
 	if (k == 1)
@@ -1449,6 +1828,8 @@ static void start_state(void)
 		run_script(script_grow, sizeof(script_grow));
 	else if (k == 3)
 		run_script(script_drain, sizeof(script_drain));
+	else if (k == 4)
+		run_script(script_queue, sizeof(script_queue));
 }
 
 /* Expire everything that can expire, read it all, pop the index empty. */
@@ -1468,11 +1849,16 @@ static void teardown(void)
 		CHECK(m[i].state != ARMED || m[i].deadline > KMAX / tick * tick,
 		      "lost: node %d (deadline %" PRIu64 ") never expired", i,
 		      m[i].deadline);
-	op_read(NODES);
-	CHECK(list_empty(&w.ready) && w.nr_ready == 0, "ready queue not empty");
+	op_read(NODES, false);
+	CHECK(w.head == w.tail && w.nr_ready == 0 && !rq_len,
+	      "ready queue not empty");
 	check_all();
 
+	/* as release(): the sentinel, then every node in the index */
 	op_name = "teardown";
+	CHECK(owner[pidx(w.tail, "teardown")] == P_SENTINEL, "the sentinel "
+	      "belongs to node %d", owner[pidx(w.tail, "teardown")]);
+	node_free(w.tail);
 	memset(seen, 0, sizeof(seen));
 	while ((n = tw_index_pop(&x, &pos))) {
 		i = node_idx(n, "pop");
@@ -1482,13 +1868,39 @@ static void teardown(void)
 		popped++;
 		CHECK(popped <= nr_present, "pop returned more than %lu nodes",
 		      nr_present);
+		node_free(n);
 	}
 	CHECK(popped == nr_present, "pop returned %lu of %lu nodes", popped,
 	      nr_present);
 	CHECK(x.nr == 0, "index nr %lu after popping everything", x.nr);
 	CHECK(!tw_index_pop(&x, &pos), "pop of an empty index");
+	CHECK(!nodes_live, "%lu nodes not given back", nodes_live);
+	stats.queue_len[stats.max_queue == 0 ? 0 : stats.max_queue == 1 ? 1 :
+			stats.max_queue < 8 ? 2 : stats.max_queue < 64 ? 3 : 4]++;
 	free(x.tab);
 	free(x.old);
+}
+
+/* What the queue operations covered, in the log of a run. */
+static void print_stats(void)
+{
+	static const char *const by[] = { "touch", "cancel" };
+	int k;
+
+	if (!stats.pops && !stats.expired)
+		return;
+	for (k = 0; k < 2; k++)
+		fprintf(stderr, "twheel fuzz: discards by %s: %lu of the only event, "
+			"%lu at the head, %lu in the middle, %lu last\n", by[k],
+			stats.discard[k][0], stats.discard[k][1],
+			stats.discard[k][2], stats.discard[k][3]);
+	fprintf(stderr, "twheel fuzz: %lu expired by the wheel, %lu queued at "
+		"once, %lu lazy touches; %lu read (%lu looked up again, %lu "
+		"faults); inputs by longest queue: %lu none, %lu 1, %lu 2-7, %lu "
+		"8-63, %lu 64+\n", stats.expired, stats.direct, stats.lazy,
+		stats.pops, stats.relookups, stats.faults, stats.queue_len[0],
+		stats.queue_len[1], stats.queue_len[2], stats.queue_len[3],
+		stats.queue_len[4]);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -1506,7 +1918,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "twheel fuzz: bad key inverse\n");
 		abort();
 	}
-	if (op_table[OPB_ADVANCE_PARTIAL] != OP_ADVANCE_PARTIAL ||
+	if (op_table[OPB_ADVANCE_FULL] != OP_ADVANCE_FULL ||
+	    op_table[OPB_ADVANCE_PARTIAL] != OP_ADVANCE_PARTIAL ||
 	    op_table[OPB_TIME] != OP_TIME || op_table[OPB_MAINTAIN] != OP_MAINTAIN ||
 	    op_table[OPB_RESIZE] != OP_RESIZE || op_table[OPB_MIGRATE] != OP_MIGRATE ||
 	    op_table[OPB_BULK_SET] != OP_BULK_SET) {
@@ -1514,6 +1927,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	trace = env && *env && *env != '0';
+	atexit(print_stats);
 	return 0;
 }
 

@@ -766,7 +766,8 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 /*
  * Memory per id when every id carries data (ARM with non-zero data): a
  * fresh twheel fd, the same N ids, after the session's contenders are
- * closed.  Ids touched by write() never carry data and use smaller nodes.
+ * closed.  Every id has the same node, data or not, so this should match
+ * the touched ids' figure but for the index table's fill.
  */
 static void memory_data(const struct opts *o, const uint64_t *ids)
 {

@@ -7,9 +7,11 @@
  * an armed id is written to its index entry only; the wheel, which has the
  * index attached, picks it up when the node's slot comes due),
  * incremental index resizing, advance() in batches of 1024 nodes and a
- * drain of the ready queue that frees each node.  Nodes come from
- * malloc().  No lock, no system call: the floor that the module's
- * write()/read() are measured against.
+ * drain of the ready queue that pops each event, looks its entry up,
+ * removes it and frees the node.  A touch of a queued id discards its
+ * event (tw_wheel_discard()) and re-arms the node it gets back.  Nodes
+ * come from malloc(), the ready queue's sentinel too.  No lock, no system
+ * call: the floor that the module's write()/read() are measured against.
  *
  * Compiled with -I selftests/core/shim -I kmod: no uapi header here.
  */
@@ -49,11 +51,11 @@ void inproc_info(struct contender *c, struct inproc_info *i)
 static int ip_open(struct contender **cp, const struct copts *o)
 {
 	struct ip *p = xcalloc(1, sizeof(*p));
+	struct tw_node *sentinel = xcalloc(1, sizeof(*sentinel));
 
-	tw_wheel_init(&p->w, o->tick_ns, now_ns());
 	tw_index_init(&p->x, xcalloc(TW_IDX_MIN, sizeof(struct tw_ent)),
 		      TW_IDX_MIN);
-	p->w.idx = &p->x;
+	tw_wheel_init(&p->w, o->tick_ns, now_ns(), &p->x, sentinel);
 	*cp = &p->c;
 	return 0;
 }
@@ -93,7 +95,6 @@ static void ip_make_room(struct ip *p)
 static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 {
 	struct tw_ent *e = tw_index_find(&p->x, id);
-	struct tw_node *n;
 
 	/*
 	 * The fast path: an armed id (its entry not TW_ENT_QUEUED) moved
@@ -106,28 +107,31 @@ static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 		return 0;
 	}
 	if (e) {
-		n = e->node;
+		/*
+		 * Off the ready queue (the event is discarded: e->node
+		 * becomes another node, with the id and data) or off the
+		 * wheel; either way e->node is then on no list.
+		 */
 		if (tw_ent_queued(e))
-			tw_wheel_unqueue(&p->w, n);
+			tw_wheel_discard(&p->w, e);
 		else
-			tw_wheel_del(&p->w, n);
+			tw_wheel_del(&p->w, e->node);
 	} else {
+		struct tw_node *n;
+
 		ip_make_room(p);
 		n = malloc(sizeof(*n));
 		if (!n)
 			return -12;	/* ENOMEM */
 		n->id = id;
-		n->deadline = 0;
-		e = tw_index_insert(&p->x, n, deadline);
+		n->data = 0;
+		e = tw_index_insert(&p->x, n, 0);
 	}
-	tw_node_set_deadline(n, deadline);
 	e->deadline = deadline;
-	if (deadline <= now) {
-		tw_wheel_expire(&p->w, n, now);
-		e->deadline |= TW_ENT_QUEUED;
-	} else {
-		tw_wheel_add(&p->w, n);
-	}
+	if (deadline <= now)
+		tw_wheel_expire(&p->w, e, now);	/* e->node changes */
+	else
+		tw_wheel_add(&p->w, e->node, deadline);
 	return 0;
 }
 
@@ -181,24 +185,25 @@ static int ip_touch(struct contender *c, const uint64_t *ids, size_t n,
 	return 0;
 }
 
-/* Deliver and free every queued node. */
+/*
+ * Deliver every queued event: pop its node, look its entry up (for the
+ * deadline), remove the entry and free the node.
+ */
 static void ip_drain(struct ip *p, struct sink *s, uint64_t seen)
 {
 	unsigned long freed = 0;
 
 	while (p->w.nr_ready) {
-		struct tw_node *n = list_first_entry(&p->w.ready, struct tw_node,
-						     ready);
+		struct tw_node *n = tw_wheel_pop(&p->w);
 		struct tw_ent *ent = tw_index_find(&p->x, n->id);
 		struct bench_event e = {
 			.id = n->id,
 			.deadline = tw_ent_deadline(ent),
-			.queued = tw_node_expired(n),
+			.queued = n->expired,
 			.seen = seen,
 		};
 
 		s->fn(s, &e);
-		tw_wheel_unqueue(&p->w, n);
 		tw_index_remove(&p->x, ent);
 		free(n);
 		if (++freed % 16 == 0)
@@ -261,6 +266,8 @@ static void ip_close(struct contender *c)
 	unsigned long pos = 0;
 	struct tw_node *n;
 
+	/* every node is in the index, queued ones too, but the sentinel */
+	free(p->w.tail);
 	while ((n = tw_index_pop(&p->x, &pos)))
 		free(n);
 	free(p->x.old);

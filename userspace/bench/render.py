@@ -583,8 +583,9 @@ def memory_section(d, rows, plots):
         "child memory cgroup on the system; the cost with memory-cgroup "
         "accounting on follows.  The ids are touched with write(), so they "
         "carry no data; *twheel, ids armed with data* is the same N ids "
-        "armed on a fresh fd with TWHEEL_IOC_ARM and non-zero data, which "
-        "puts each in the larger node that holds the payload.")
+        "armed on a fresh fd with TWHEEL_IOC_ARM and non-zero data (every "
+        "node holds a payload slot, so the two differ only by the fill of "
+        "the index table).")
     d.p()
     for n in sizes(rows, "memory"):
         out = []

@@ -145,12 +145,17 @@ END {
 			    (c == "twheel" ? ", stats.mem_bytes " num(l, "mem_bytes_per_id") " per id" : ""))
 		}
 	}
-	# ids armed with data: the larger node, a few bytes more per id
+	# ids armed with data: the same 32-byte node as touched ids (the largest
+	# slab cache, one object per id); stats.mem_bytes per id differs only
+	# by the fill of the index table (3/4 to 9/10 of 24-byte slots: < 6 B)
 	l = rec["memory/twheel"]; d = rec["memory_data/twheel"]
 	x = num(d, "mem_bytes_per_id") - num(l, "mem_bytes_per_id")
-	tap(num(d, "armed") == N && pos(num(d, "kernel_bytes_per_id")) && x > 0 && x <= 16,
+	tap(num(d, "armed") == N && pos(num(d, "kernel_bytes_per_id")) && x > -6 && x < 6 &&
+	    index(d, "\"slab_top\":[{\"cache\":\"twheel_node\",") > 0 &&
+	    num(d, "objsize") + 0 == 32 && num(d, "objs_per_id") + 0 >= 0.99 && num(d, "objs_per_id") + 0 <= 1.01,
 	    "memory twheel, ids armed with data: " num(d, "kernel_bytes_per_id") \
-	    " kernel bytes per id, stats.mem_bytes " x " more per id than touched ids")
+	    " kernel bytes per id, " num(d, "objs_per_id") " twheel_node objects of " num(d, "objsize") \
+	    " B per id, stats.mem_bytes " x " per id more than touched ids")
 	for (i = 1; i <= 4; i++) {
 		c = cs[i]; e = rec["idle/" c "/empty"]; f = rec["idle/" c "/far"]
 		tap(rc["idle/" c] == 0 && e != "" && f != "" && num(e, "events") == 0 &&
