@@ -872,16 +872,17 @@ def main():
         "emulated, roughly 10–50× slower than the host and noisier. Absolute "
         "numbers are TCG numbers; the ratios between contenders measured in "
         "the same run are what the targets judge.")
-    d.p("- repetitions: {} for {} ids (timerfd up to {}); one for {} ids "
-        "(touch: {}; heartbeat: {}) and one for timerfd at {} ids (memory, "
-        "touch); {} random touches per touch measurement in {} rounds; "
+    d.p("- repetitions: {} for {} ids (timerfd up to {}); at {} ids {} of "
+        "the touch run ({}) and one heartbeat ({}); one for timerfd at {} ids "
+        "(memory, touch); {} random touches per touch measurement in {} "
+        "rounds; "
         "heartbeat touch rate "
         "{} per ms; idle phases of {} s.  Cells are `median [min–max]` over "
         "the runs.".format(
             guest.get("reps", "?"),
             ", ".join(nfmt(int(x)) for x in str(guest.get("sizes", "")).split()),
             nfmt(guest.get("tfd_max", 0)), nfmt(guest.get("big", 0)),
-            guest.get("big_touch", "?"), guest.get("big_hb", "?"),
+            guest.get("big_reps", 1), guest.get("big_touch", "?"), guest.get("big_hb", "?"),
             nfmt(guest.get("tfd_big", 0)), guest.get("touches", "?"),
             guest.get("rounds", 5), guest.get("rate", "?"),
             guest.get("idle_s", "?")))

@@ -12,7 +12,8 @@
 # Sizes and repetitions come from the environment (defaults in brackets):
 #   BENCH_REPS [3]            repetitions of everything below 4M ids
 #   BENCH_N [10000 100000 1000000]   id counts for touch and heartbeat
-#   BENCH_BIG [4000000]       the largest count, one repetition (0: skip)
+#   BENCH_BIG [4000000]       the largest count (0: skip): heartbeat once,
+#   BENCH_BIG_REPS [3]        touch this many times
 #   BENCH_BIG_TOUCH [twheel,inproc,scan]  contenders of the touch run at BENCH_BIG
 #   BENCH_BIG_HB [twheel inproc scan]    contenders of the heartbeat at BENCH_BIG
 #   BENCH_TFD_MAX [100000]    timerfd runs in every repetition up to this count
@@ -39,6 +40,7 @@ res=$out/bench.jsonl
 reps=${BENCH_REPS:-3}
 sizes=${BENCH_N:-10000 100000 1000000}
 big=${BENCH_BIG:-4000000}
+big_reps=${BENCH_BIG_REPS:-3}
 big_touch=${BENCH_BIG_TOUCH:-twheel,inproc,scan}
 big_hb=${BENCH_BIG_HB:-twheel inproc scan}
 tfd_max=${BENCH_TFD_MAX:-100000}
@@ -96,7 +98,7 @@ echo 1000000000 > /proc/sys/fs/epoll/max_user_watches 2> /dev/null
 : > "$res"
 : > "$out/bench-stderr.log"
 cat > "$out/guest.json" << EOF
-{"kernel":"$(uname -r)","cpus":$(nproc),"mem_kb":$(awk '/MemTotal/ {print $2}' /proc/meminfo),"clocksource":"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)","cpu_model":"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)","thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled)","reps":$reps,"sizes":"$sizes","big":$big,"big_touch":"$big_touch","big_hb":"$big_hb","tfd_max":$tfd_max,"tfd_big":$tfd_big,"touches":$touches,"rounds":$rounds,"rate":$rate,"window_ms":$window_ms,"idle_s":$idle_s,"twheel_expire_batch":$(sed -n 's/^#define TW_EXPIRE_BATCH[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1),"twheel_read_chunk":$(sed -n 's/^#define TW_READ_CHUNK[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1)}
+{"kernel":"$(uname -r)","cpus":$(nproc),"mem_kb":$(awk '/MemTotal/ {print $2}' /proc/meminfo),"clocksource":"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)","cpu_model":"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)","thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled)","reps":$reps,"sizes":"$sizes","big":$big,"big_reps":$big_reps,"big_touch":"$big_touch","big_hb":"$big_hb","tfd_max":$tfd_max,"tfd_big":$tfd_big,"touches":$touches,"rounds":$rounds,"rate":$rate,"window_ms":$window_ms,"idle_s":$idle_s,"twheel_expire_batch":$(sed -n 's/^#define TW_EXPIRE_BATCH[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1),"twheel_read_chunk":$(sed -n 's/^#define TW_READ_CHUNK[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1)}
 EOF
 log "guest: $(cat "$out/guest.json")"
 run "limits" "$bin" limits
@@ -151,9 +153,14 @@ if [ "$big" -gt 0 ]; then
 	avail=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 	# ~400 B per id covers the largest contender (ids, map, nodes)
 	if [ $((big * 400 / 1024)) -lt "$avail" ]; then
-		log "=== $big ids (one repetition)"
-		run "touch $big_touch n=$big" "$bin" -r 1 -c "$big_touch" -n "$big" \
-			touch --touches "$touches" --rounds "$rounds" --mem
+		log "=== $big ids ($big_reps touch repetitions, one heartbeat)"
+		rep=1
+		while [ "$rep" -le "$big_reps" ]; do
+			run "touch $big_touch n=$big rep $rep" "$bin" -r "$rep" \
+				-c "$big_touch" -n "$big" \
+				touch --touches "$touches" --rounds "$rounds" --mem
+			rep=$((rep + 1))
+		done
 		p=$(period_ms "$big")
 		for c in $big_hb; do
 			run "heartbeat $c n=$big period ${p} ms" "$bin" -r 1 -c "$c" \
