@@ -66,6 +66,13 @@ struct contender_ops {
 	/* deliver events to @s until the clock reaches @until or s->done */
 	int (*wait)(struct contender *c, uint64_t until, struct sink *s);
 	void (*close)(struct contender *c);
+	/*
+	 * optional: return once work that the implementation defers past the
+	 * calls that caused it is done (the module's work item finishing an
+	 * index resize; the in-process wheel finishes it here, as it has no
+	 * worker), so that timed rounds start from the same steady state
+	 */
+	void (*settle)(struct contender *c);
 };
 
 struct contender {

@@ -78,6 +78,18 @@ static void ip_maintain(struct ip *p, unsigned long ids)
 }
 
 /*
+ * What the module's work item does when the ids stop while a resize is
+ * still migrating: finish it, off the touches' clock.
+ */
+static void ip_settle(struct contender *c)
+{
+	struct ip *p = ip_of(c);
+
+	if (p->x.old)
+		free(tw_index_migrate(&p->x, ~0UL));
+}
+
+/*
  * Make room for a new id (tw_index_room()).  The batches' own maintenance
  * keeps room; this is the fallback.
  */
@@ -282,4 +294,5 @@ const struct contender_ops inproc_ops = {
 	.touch = ip_touch,
 	.wait = ip_wait,
 	.close = ip_close,
+	.settle = ip_settle,
 };

@@ -211,6 +211,26 @@ static void tw_close(struct contender *c)
 	free(t);
 }
 
+/*
+ * Wait for the module's work item to go idle (an index resize that the
+ * arming left migrating is finished there): its run counter unchanged for
+ * two looks 50 ms apart, for at most 30 s.
+ */
+static void tw_settle(struct contender *c)
+{
+	struct twheel_stats st;
+	uint64_t runs = ~0ULL, end = now_ns() + 30 * NSEC_PER_SEC;
+	int still = 0;
+
+	while (still < 2 && now_ns() < end) {
+		if (twheel_get_stats(c, &st))
+			return;
+		still = st.runs == runs ? still + 1 : 0;
+		runs = st.runs;
+		sleep_until(now_ns() + 50 * NSEC_PER_MSEC);
+	}
+}
+
 const struct contender_ops twheel_ops = {
 	.name = "twheel",
 	.open = tw_open,
@@ -218,4 +238,5 @@ const struct contender_ops twheel_ops = {
 	.touch = tw_touch,
 	.wait = tw_wait,
 	.close = tw_close,
+	.settle = tw_settle,
 };

@@ -520,7 +520,11 @@ def touch_section(d, rows, plots):
     d.p("## Touch throughput")
     d.p()
     d.p("All contenders in one process, each holding the same N ids (armed "
-        "first, timeout 1 h, so nothing expires); then the same stream of "
+        "first, timeout 1 h, so nothing expires; then each finishes the "
+        "work that arming deferred: twheel's work item goes idle, and the "
+        "in-process wheel, which has no worker, finishes the index resize "
+        "that the arming left migrating itself, so that no round pays for "
+        "the arming; `settle` JSON lines); then the same stream of "
         "random touches of those ids for every contender, interleaved in "
         "rounds: twheel "
         "as write() of 1, 64 or 1024 ids; the in-process wheel with the "

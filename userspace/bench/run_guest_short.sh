@@ -138,6 +138,11 @@ END {
 		    (c in coarse ? "; 0 allowed: guest clock resolution " coarse[c] " ns" : ""))
 		l = rec["insert/" c]
 		tap(dur(num(l, "ns_per_id"), cres), "insert " c ": " num(l, "ns_per_id") " ns per new id")
+		if (c == "twheel" || c == "inproc") {
+			l = rec["settle/" c]
+			tap(l != "" && num(l, "ns") != "",
+			    "settle " c ": deferred work done before the touch rounds in " sprintf("%.1f", num(l, "ns") / 1e6) " ms")
+		}
 		l = rec["burst/" c]
 		tap(l != "" && num(l, "delivered") == N && num(l, "queued_delivered") == N &&
 		    num(l, "early") == 0 && num(l, "duplicates") == 0 &&
