@@ -813,10 +813,11 @@ static void touch_session(const struct opts *o)
 	}
 	/* deferred work of the arming is nobody's touch cost */
 	for (k = 0; k < o->ncont; k++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0;
 
 		if (!cs[k]->ops->settle)
 			continue;
+		t0 = now_ns();
 		cs[k]->ops->settle(cs[k]);
 		json_begin("settle", cs[k]->ops->name, o->n, o->rep);
 		json_f("ns", (double)(now_ns() - t0));

@@ -213,8 +213,8 @@ static void tw_close(struct contender *c)
 
 /*
  * Wait for the module's work item to go idle (an index resize that the
- * arming left migrating is finished there): its run counter unchanged for
- * two looks 50 ms apart, for at most 30 s.
+ * arming left migrating is finished there): its run counter unchanged over
+ * two 50 ms intervals, for at most 30 s.
  */
 static void tw_settle(struct contender *c)
 {
@@ -222,11 +222,11 @@ static void tw_settle(struct contender *c)
 	uint64_t runs = ~0ULL, end = now_ns() + 30 * NSEC_PER_SEC;
 	int still = 0;
 
-	while (still < 2 && now_ns() < end) {
-		if (twheel_get_stats(c, &st))
-			return;
+	while (!twheel_get_stats(c, &st)) {
 		still = st.runs == runs ? still + 1 : 0;
 		runs = st.runs;
+		if (still == 2 || now_ns() >= end)
+			return;
 		sleep_until(now_ns() + 50 * NSEC_PER_MSEC);
 	}
 }
