@@ -4,9 +4,15 @@
 # The benchmark's sanity run (`scripts/bench.sh --short`, and `make check`
 # from its guest script): every workload with every contender at small
 # sizes, once, in well under a minute under TCG.  It asserts only what must
-# hold anywhere: no event early, every expected event delivered exactly
-# once, no event from an idle wheel and no hrtimer fire on an empty one,
-# numbers that are non-zero.  It runs in the QEMU guest with the twheel
+# hold anywhere, a busy host and the debug kernel included: no event
+# early, every expected event delivered exactly once, no event from an
+# idle wheel and no hrtimer fire on an empty one, numbers that are
+# non-zero.  Memory stands on object counts (/proc/slabinfo, per cache)
+# and the module's own accounting, never on a global delta such as
+# /proc/meminfo's Slab: over 10K ids the module holds ~0.6 MiB, and on
+# the debug kernel kmemleak, RCU-deferred frees and the rest of the guest
+# moved Slab by more than that (-62 B per id measured where +80 was due).
+# The global deltas are printed, not asserted.  It runs in the QEMU guest with the twheel
 # module ALREADY LOADED (it neither loads nor unloads it) and twheel_bench
 # already built (make -C userspace/bench).  Prints TAP and ends with
 # "# bench: N passed, N failed"; exits non-zero on any failure.  The JSON
@@ -80,12 +86,36 @@ function num(l, k,   m) {	# value of a flat key, "" if absent
 	sub(/^"[^"]*":"?/, "", m)
 	return m
 }
-function cache(l, k,   i) {	# field of the twheel_node entry of slab_top
-	i = index(l, "{\"cache\":\"twheel_node\",")
+function cachef(l, c, k,   i) {	# field k of cache c in slab_top, "" if absent
+	i = index(l, "{\"cache\":\"" c "\",")
 	if (!i)
 		return ""
 	l = substr(l, i)
 	return num(substr(l, 1, index(l, "}")), k)
+}
+function cache(l, k) { return cachef(l, "twheel_node", k) }
+# whether a cache other than twheel_node grew by half an object per id
+function other_per_id(l,   r, c, o) {
+	r = l
+	while (match(r, /\{"cache":"[^"]*","bytes_per_id":[^,]*,"objs_per_id":[^,]*/)) {
+		c = substr(r, RSTART, RLENGTH)
+		r = substr(r, RSTART + RLENGTH)
+		o = c
+		sub(/.*"objs_per_id":/, "", o)
+		if (c !~ /"cache":"twheel_node"/ && o + 0 >= 0.5)
+			return 1
+	}
+	return 0
+}
+# about one object per id (per-CPU slabs make /proc/slabinfo a little loose)
+function one(x) { return x != "" && x + 0 >= 0.99 && x + 0 <= 1.05 }
+# stats.mem_bytes per id of n ids in a settled wheel: a node each (the
+# cache's object size, 32 B; slabinfo's objsize adds a debug kernel's
+# redzones) plus the index, which a resize leaves 3/4 to 9/10 full of
+# 24-byte entries (26.7 to 32 B per id), plus the wheel itself (about
+# 4 KiB: under 1 B per id)
+function memok(x) {
+	return x != "" && x + 0 >= 32 + 24 * 10 / 9 - 0.01 && x + 0 <= 32 + 32 + 1
 }
 function tap(good, d) {
 	t++
@@ -150,26 +180,36 @@ END {
 		    "burst " c ": " num(l, "delivered") "/" N " due in one tick read in " \
 		    num(l, "all_read_s") " s, early " num(l, "early") "; already queued: " \
 		    num(l, "queued_delivered") " in " num(l, "queued_read_s") " s")
-		if (c == "twheel" || c == "timerfd") {
-			l = rec["memory/" c]
-			tap(pos(num(l, "kernel_bytes_per_id")),
-			    "memory " c ": " num(l, "kernel_bytes_per_id") " kernel bytes per id" \
-			    (c == "twheel" ? ", stats.mem_bytes " num(l, "mem_bytes_per_id") " per id" : ""))
-		}
+		# one twheel_node per id and the module's accounting to match;
+		# a timerfd is one struct file (filp) each
+		l = rec["memory/" c]
+		if (c == "twheel")
+			tap(num(l, "armed") == N && one(cache(l, "objs_per_id")) &&
+			    memok(num(l, "mem_bytes_per_id")),
+			    "memory twheel: " cache(l, "objs_per_id") " twheel_node objects of " \
+			    cache(l, "objsize") " B per id, stats.mem_bytes " num(l, "mem_bytes_per_id") \
+			    " per id (32 B node + 26.7..33 B of index); global delta " \
+			    num(l, "kernel_bytes_per_id") " B per id (not asserted)")
+		if (c == "timerfd")
+			tap(one(cachef(l, "filp", "objs_per_id")),
+			    "memory timerfd: " cachef(l, "filp", "objs_per_id") " filp objects per id; global delta " \
+			    num(l, "kernel_bytes_per_id") " B per id (not asserted)")
 	}
 	# ids armed with data: the same node as touched ids (for both, one
 	# twheel_node object per id, of the same size: 32 B, more on a debug
 	# kernel); stats.mem_bytes per id differs only by the fill of the
-	# index table (3/4 to 9/10 of 24-byte slots: less than 6 B per id)
+	# index table (3/4 to 9/10 of 24-byte slots: less than 6 B per id).
+	# A second allocation per id with data shows as a larger node, or as
+	# another cache in slab_top growing by half an object per id or more.
 	l = rec["memory/twheel"]; d = rec["memory_data/twheel"]
 	x = num(d, "mem_bytes_per_id") - num(l, "mem_bytes_per_id")
-	tap(num(d, "armed") == N && pos(num(d, "kernel_bytes_per_id")) && x > -6 && x < 6 &&
+	tap(num(d, "armed") == N && x > -6 && x < 6 && memok(num(d, "mem_bytes_per_id")) &&
 	    cache(d, "objsize") + 0 >= 32 && cache(d, "objsize") == cache(l, "objsize") &&
-	    cache(d, "objs_per_id") + 0 >= 0.99 && cache(d, "objs_per_id") + 0 <= 1.01 &&
-	    cache(l, "objs_per_id") + 0 >= 0.99 && cache(l, "objs_per_id") + 0 <= 1.01,
-	    "memory twheel, ids armed with data: " num(d, "kernel_bytes_per_id") \
-	    " kernel bytes per id, " cache(d, "objs_per_id") " twheel_node objects of " cache(d, "objsize") \
-	    " B per id, stats.mem_bytes " x " per id more than touched ids")
+	    one(cache(d, "objs_per_id")) && one(cache(l, "objs_per_id")) && !other_per_id(d),
+	    "memory twheel, ids armed with data: " cache(d, "objs_per_id") " twheel_node objects of " \
+	    cache(d, "objsize") " B per id, stats.mem_bytes " x " per id more than touched ids, " \
+	    "no other cache grew by half an object per id; global delta " \
+	    num(d, "kernel_bytes_per_id") " B per id (not asserted)")
 	for (i = 1; i <= 4; i++) {
 		c = cs[i]; e = rec["idle/" c "/empty"]; f = rec["idle/" c "/far"]
 		tap(rc["idle/" c] == 0 && e != "" && f != "" && num(e, "events") == 0 &&
