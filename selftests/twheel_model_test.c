@@ -168,7 +168,7 @@ static int make_ids(struct idmap *m, struct rng *r, uint64_t *ids, uint32_t n)
 #define M_TMIN		(5 * MS)
 #define M_TMAX		(300 * MS)
 #define M_MAXEV		64
-#define M_LATE_SANE	(3 * SEC)
+#define M_LATE_SANE	(30 * SEC)	/* sanity: a busy host stalls a TCG guest */
 
 /* What the model knows about one id. */
 struct mid {

@@ -41,7 +41,7 @@
 #define MS		1000000ULL
 #define SEC		1000000000ULL
 #define TICK_DEFAULT	TWHEEL_DEFAULT_TICK_NS
-#define LATE_SANITY_NS	(3 * SEC)
+#define LATE_SANITY_NS	(30 * SEC)	/* a busy host stalls a TCG guest for seconds */
 
 /* printf argument for %llu / %llx, the same on 32 and 64 bits */
 #define U(x)		((unsigned long long)(x))
@@ -201,7 +201,7 @@ static void check_event(struct __test_metadata *_metadata,
 		TH_LOG("id %#llx read at %llu before its deadline %llu",
 		       U(ev->id), U(after), U(ev->deadline_ns));
 	ASSERT_LT(ev->expired_ns - ev->deadline_ns, LATE_SANITY_NS)
-		TH_LOG("id %#llx late by %.3f ms (sanity bound 3 s)",
+		TH_LOG("id %#llx late by %.3f ms (sanity bound 30 s)",
 		       U(ev->id), ms_of(ev->expired_ns - ev->deadline_ns));
 }
 
@@ -624,7 +624,7 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	ASSERT_EQ(0, tw_arm1(self->fd, 0xfa0000000300ULL, 50 * MS, 7, 0));
 	ASSERT_EQ(0, tw_query(self->fd, 0xfa0000000300ULL, &q));
 	dlnear = q.deadline_ns;
-	ASSERT_EQ(1, readable(self->fd, 5000));
+	ASSERT_EQ(1, readable(self->fd, 20000));
 	ASSERT_EQ((ssize_t)sizeof(ev[0]), read(self->fd, ev, sizeof(ev)));
 	ASSERT_EQ(0xfa0000000300ULL, ev[0].id);
 	ASSERT_EQ(dlnear, ev[0].deadline_ns);
@@ -672,9 +672,14 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 
 /* --------------------------------------------------- touch_moves_deadline */
 
-TEST_F_TIMEOUT(tw, touch_moves_deadline, 30)
+/*
+ * An id touched every tmo/5 for 3 tmo never expires, then expires once at
+ * its last deadline.  A guest descheduled past a deadline retries with the
+ * timeout doubled (100 ms to 1.6 s), so a busy host cannot turn the test
+ * into a skip, which would also break the -m32 pass's equal totals.
+ */
+TEST_F_TIMEOUT(tw, touch_moves_deadline, 60)
 {
-	const uint64_t tmo = 100 * MS;
 	struct twheel_stats st;
 	struct twheel_query q;
 	struct twheel_event ev[2];
@@ -682,17 +687,18 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 30)
 
 	NEED_DEV();
 	ASSERT_EQ(0, set_nonblock(self->fd));
-	ASSERT_EQ(0, tw_config(self->fd, 0, tmo));
 	for (attempt = 0; attempt < 5; attempt++) {
 		uint64_t id = 0x70c4000000000000ULL + attempt, start, last = 0, exp0;
+		const uint64_t tmo = (100 * MS) << attempt;
 		unsigned int touches = 0;
 		bool hiccup = false;
 		ssize_t rr;
 
+		ASSERT_EQ(0, tw_config(self->fd, 0, tmo));
 		ASSERT_EQ(0, tw_stats(self->fd, &st));
 		exp0 = st.expirations;
 		start = now_ns();
-		while (now_ns() - start < 300 * MS) {
+		while (now_ns() - start < 3 * tmo) {
 			uint64_t tb, ta;
 			int rd = readable(self->fd, 0);
 			uint64_t after = now_ns();
@@ -719,7 +725,7 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 30)
 			ASSERT_LE(q.deadline_ns, ta + tmo);
 			last = q.deadline_ns;
 			touches++;
-			sleep_ns(20 * MS);
+			sleep_ns(tmo / 5);
 		}
 		/* the last sleep may have overslept the deadline too */
 		if (!hiccup && last && now_ns() >= last)
@@ -734,19 +740,19 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 30)
 		}
 		ASSERT_EQ(0, tw_stats(self->fd, &st));
 		ASSERT_EQ(exp0, st.expirations)
-			TH_LOG("the id expired while being touched every 20 ms");
+			TH_LOG("the id expired while being touched every tmo/5");
 		ASSERT_EQ(0, tw_query(self->fd, id, &q));
 		ASSERT_EQ((uint32_t)TWHEEL_STATE_ARMED, q.state);
 		ASSERT_EQ(last, q.deadline_ns);
-		ASSERT_EQ(1, readable(self->fd, 5000));
+		ASSERT_EQ(1, readable(self->fd, 20000));
 		rr = read(self->fd, ev, sizeof(ev));
 		ASSERT_EQ((ssize_t)sizeof(ev[0]), rr);
 		ASSERT_EQ(id, ev[0].id);
 		ASSERT_EQ(0ULL, ev[0].data);
 		ASSERT_EQ(last, ev[0].deadline_ns);
 		check_event(_metadata, &ev[0], now_ns());
-		TH_LOG("%u touches over %.1f ms; expired %.3f ms after its last deadline (%.3f ms after the first)",
-		       touches, ms_of(now_ns() - start), ms_of(ev[0].expired_ns - last),
+		TH_LOG("timeout %.0f ms: %u touches over %.1f ms; expired %.3f ms after its last deadline (%.3f ms after the first)",
+		       ms_of(tmo), touches, ms_of(now_ns() - start), ms_of(ev[0].expired_ns - last),
 		       ms_of(ev[0].expired_ns - start - tmo));
 		sleep_ns(200 * MS);
 		ASSERT_EQ(0, readable(self->fd, 0));	/* expires once */
@@ -754,7 +760,7 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 30)
 		ASSERT_EQ(exp0 + 1, st.expirations);
 		return;
 	}
-	SKIP(return, "descheduled past a 100 ms deadline in every attempt");
+	ASSERT_TRUE(false) TH_LOG("descheduled past a deadline in every attempt, up to 1.6 s");
 }
 
 /* --------------------------------------------------- blocked_reader_woken */
@@ -841,7 +847,7 @@ static void epoll_case(struct __test_metadata *_metadata, int fd, bool et)
 
 	ASSERT_EQ(0, tw_arm1(fd, 0xe0a0ULL, 50 * MS, 1, 0));
 	ASSERT_EQ(0, tw_query(fd, 0xe0a0ULL, &qa));
-	n = epoll_wait(ep, out, 4, 5000);
+	n = epoll_wait(ep, out, 4, 20000);
 	after = now_ns();
 	ASSERT_EQ(1, n);
 	ASSERT_TRUE(!!(out[0].events & EPOLLIN));
@@ -859,7 +865,7 @@ static void epoll_case(struct __test_metadata *_metadata, int fd, bool et)
 		ASSERT_EQ(0, epoll_wait(ep, out, 4, 100));
 		ASSERT_EQ(0, tw_arm1(fd, 0xe0b0ULL, 30 * MS, 2, 0));
 		ASSERT_EQ(0, tw_query(fd, 0xe0b0ULL, &qb));
-		n = epoll_wait(ep, out, 4, 5000);
+		n = epoll_wait(ep, out, 4, 20000);
 		after = now_ns();
 		ASSERT_EQ(1, n);
 		ASSERT_TRUE(!!(out[0].events & EPOLLIN));
@@ -909,7 +915,7 @@ static int child_read(int fd, const uint64_t *ids, const uint64_t *data,
 		ssize_t rr;
 		uint64_t after;
 
-		if (poll(&p, 1, 5000) != 1)
+		if (poll(&p, 1, 20000) != 1)
 			return 20;
 		rr = read(fd, ev, sizeof(ev));
 		after = now_ns();
@@ -1419,7 +1425,7 @@ TEST_F_TIMEOUT(tw, two_fds_independent, 30)
 	/* and the other way round: B's expiries don't show on A */
 	ASSERT_EQ(0, set_nonblock(self->fd));
 	ASSERT_EQ(0, tw_arm1(fb, 0x2fd0000000000100ULL, 30 * MS, 0xb0, 0));
-	ASSERT_EQ(1, readable(fb, 5000));
+	ASSERT_EQ(1, readable(fb, 20000));
 	ASSERT_EQ((ssize_t)sizeof(ev[0]), read(fb, ev, sizeof(ev)));
 	ASSERT_EQ(0x2fd0000000000100ULL, ev[0].id);
 	check_event(_metadata, &ev[0], now_ns());
