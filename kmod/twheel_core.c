@@ -320,10 +320,10 @@ static unsigned long tw_home(u64 key, unsigned long size)
 }
 
 /* How far the entry in slot @p of a table of @size slots is from home. */
-static unsigned long tw_dist(const struct tw_ent *e, unsigned long p,
-			     unsigned long size)
+static unsigned long tw_dist(const struct tw_index *x, const struct tw_ent *e,
+			     unsigned long p, unsigned long size)
 {
-	unsigned long h = tw_home(tw_key(e->id), size);
+	unsigned long h = tw_home(tw_key(x, e->id), size);
 
 	return p >= h ? p - h : p + size - h;
 }
@@ -341,10 +341,10 @@ static u64 tw_home_key(unsigned long p, unsigned long size)
 	return (q1 << 32 | q0) + (r != 0);
 }
 
-static struct tw_ent *tw_tab_find(struct tw_ent *t, unsigned long size,
-				  u64 id)
+static struct tw_ent *tw_tab_find(const struct tw_index *x, struct tw_ent *t,
+				  unsigned long size, u64 id)
 {
-	u64 key = tw_key(id);
+	u64 key = tw_key(x, id);
 	unsigned long p = tw_home(key, size), d;
 
 	for (d = 0; d < size; d++) {
@@ -355,8 +355,8 @@ static struct tw_ent *tw_tab_find(struct tw_ent *t, unsigned long size,
 			return NULL;
 		if (e->id == id)
 			return e;
-		ed = tw_dist(e, p, size);
-		if (ed < d || (ed == d && tw_key(e->id) > key))
+		ed = tw_dist(x, e, p, size);
+		if (ed < d || (ed == d && tw_key(x, e->id) > key))
 			return NULL;
 		if (++p == size)
 			p = 0;
@@ -365,10 +365,11 @@ static struct tw_ent *tw_tab_find(struct tw_ent *t, unsigned long size,
 }
 
 /* Put @in into @t, which has an empty slot; returns where it landed. */
-static struct tw_ent *tw_tab_put(struct tw_ent *t, unsigned long size,
-				 struct tw_ent in)
+static struct tw_ent *tw_tab_put(const struct tw_index *x, struct tw_ent *t,
+				 unsigned long size, struct tw_ent in)
 {
-	unsigned long p = tw_home(tw_key(in.id), size), d = 0;
+	u64 key = tw_key(x, in.id);
+	unsigned long p = tw_home(key, size), d = 0;
 	struct tw_ent *ret = NULL;
 
 	for (;;) {
@@ -379,9 +380,10 @@ static struct tw_ent *tw_tab_put(struct tw_ent *t, unsigned long size,
 			*e = in;
 			return ret ?: e;
 		}
-		ed = tw_dist(e, p, size);
-		if (ed < d || (ed == d && tw_key(e->id) > tw_key(in.id))) {
+		ed = tw_dist(x, e, p, size);
+		if (ed < d || (ed == d && tw_key(x, e->id) > key)) {
 			swap(*e, in);
+			key = tw_key(x, in.id);
 			ret = ret ?: e;
 			d = ed;
 		}
@@ -392,12 +394,13 @@ static struct tw_ent *tw_tab_put(struct tw_ent *t, unsigned long size,
 }
 
 /* Empty slot @p of @t, shifting the entries after it back towards home. */
-static void tw_tab_del(struct tw_ent *t, unsigned long size, unsigned long p)
+static void tw_tab_del(const struct tw_index *x, struct tw_ent *t,
+		       unsigned long size, unsigned long p)
 {
 	for (;;) {
 		unsigned long q = p + 1 == size ? 0 : p + 1;
 
-		if (!t[q].node || !tw_dist(&t[q], q, size))
+		if (!t[q].node || !tw_dist(x, &t[q], q, size))
 			break;
 		t[p] = t[q];
 		p = q;
@@ -405,17 +408,37 @@ static void tw_tab_del(struct tw_ent *t, unsigned long size, unsigned long p)
 	memset(&t[p], 0, sizeof(t[p]));
 }
 
+/* The inverse of odd @m modulo 2^64: Newton's iteration doubles the bits. */
+static u64 tw_inverse(u64 m)
+{
+	u64 y = m;	/* m * m == 1 modulo 8: 3 bits */
+	int i;
+
+	for (i = 0; i < 5; i++)
+		y *= 2 - m * y;
+	return y;
+}
+
 /**
  * tw_index_init() - set up an empty index
  * @x: the index
  * @tab: zeroed table of @size slots
  * @size: at least TW_IDX_MIN, below 2^32
+ * @secret: random words, the index's key for its life (tw_key()):
+ *	get_random_u64() in the kernel, a seed in the tests
  */
-void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size)
+void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size,
+		   const u64 secret[TW_SECRET_WORDS])
 {
+	int i;
+
 	memset(x, 0, sizeof(*x));
 	x->tab = tab;
 	x->size = size;
+	for (i = 0; i < TW_SECRET_WORDS; i++) {
+		x->mul[i] = secret[i] | 1;
+		x->inv[i] = tw_inverse(x->mul[i]);
+	}
 }
 
 /**
@@ -427,10 +450,10 @@ void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size)
  */
 struct tw_ent *tw_index_find(const struct tw_index *x, u64 id)
 {
-	struct tw_ent *e = tw_tab_find(x->tab, x->size, id);
+	struct tw_ent *e = tw_tab_find(x, x->tab, x->size, id);
 
 	if (!e && x->old)
-		e = tw_tab_find(x->old, x->old_size, id);
+		e = tw_tab_find(x, x->old, x->old_size, id);
 	return e;
 }
 
@@ -463,7 +486,7 @@ struct tw_ent *tw_index_insert(struct tw_index *x, struct tw_node *n,
 
 	x->nr_tab++;
 	x->nr++;
-	return tw_tab_put(x->tab, x->size, in);
+	return tw_tab_put(x, x->tab, x->size, in);
 }
 
 /**
@@ -475,10 +498,10 @@ struct tw_ent *tw_index_insert(struct tw_index *x, struct tw_node *n,
 void tw_index_remove(struct tw_index *x, struct tw_ent *e)
 {
 	if (e >= x->tab && e < x->tab + x->size) {
-		tw_tab_del(x->tab, x->size, e - x->tab);
+		tw_tab_del(x, x->tab, x->size, e - x->tab);
 		x->nr_tab--;
 	} else {
-		tw_tab_del(x->old, x->old_size, e - x->old);
+		tw_tab_del(x, x->old, x->old_size, e - x->old);
 		x->nr_old--;
 	}
 	x->nr--;
@@ -564,19 +587,13 @@ struct tw_ent *tw_index_migrate(struct tw_index *x, unsigned long entries)
 			empty--;
 			continue;
 		}
-		tw_tab_put(x->tab, x->size, *e);
-		tw_tab_del(x->old, x->old_size, x->mpos);
+		tw_tab_put(x, x->tab, x->size, *e);
+		tw_tab_del(x, x->old, x->old_size, x->mpos);
 		x->nr_old--;
 		x->nr_tab++;
 		entries--;
 	}
 	return NULL;
-}
-
-/* The id of a key: tw_key() multiplied back by the inverse of its factor. */
-static u64 tw_key_id(u64 key)
-{
-	return key * 0x0e217c1e66c88cc3ULL;
 }
 
 /*
@@ -588,6 +605,7 @@ static u64 tw_key_id(u64 key)
  * and above the keys whose home is at or before an empty slot it passed.
  */
 struct tw_walk {
+	const struct tw_index *x;
 	const struct tw_ent *t;
 	unsigned long size, p, left, budget;
 	bool wrapped;
@@ -611,7 +629,7 @@ static void tw_walk_seek(struct tw_walk *wk)
 		}
 		wk->budget--;
 		if (e->node) {
-			u64 k = tw_key(e->id);
+			u64 k = tw_key(wk->x, e->id);
 			bool away = tw_home(k, wk->size) > wk->p;
 
 			if (wk->wrapped && !away)
@@ -638,10 +656,11 @@ static void tw_walk_seek(struct tw_walk *wk)
 	wk->state = TW_WALK_END;
 }
 
-static void tw_walk_start(struct tw_walk *wk, const struct tw_ent *t,
-			  unsigned long size, unsigned long min_p, u64 from,
-			  unsigned long budget)
+static void tw_walk_start(struct tw_walk *wk, const struct tw_index *x,
+			  const struct tw_ent *t, unsigned long size,
+			  unsigned long min_p, u64 from, unsigned long budget)
 {
+	wk->x = x;
 	wk->t = t;
 	wk->size = size;
 	wk->budget = budget;
@@ -714,9 +733,9 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 
 	if (c >= TW_CURSOR_END)
 		return 0;
-	tw_walk_start(&a, x->nr_tab ? x->tab : NULL, x->size, 0, c << 1,
+	tw_walk_start(&a, x, x->nr_tab ? x->tab : NULL, x->size, 0, c << 1,
 		      *budget);
-	tw_walk_start(&b, x->nr_old ? x->old : NULL, x->old_size, x->mpos,
+	tw_walk_start(&b, x, x->nr_old ? x->old : NULL, x->old_size, x->mpos,
 		      c << 1, *budget);
 	for (;;) {
 		u64 lim = U64_MAX, cell;
@@ -761,7 +780,7 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 		}
 		cell = w->key >> 1;
 		if (!(w->key & 1))
-			pair = tw_index_find(x, tw_key_id(w->key | 1));
+			pair = tw_index_find(x, tw_key_id(x, w->key | 1));
 		if (nr + 1 + !!pair > room) {
 			c = cell;
 			break;

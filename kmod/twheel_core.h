@@ -11,7 +11,6 @@
 #include <linux/types.h>
 #include <linux/bits.h>
 #include <linux/list.h>
-#include <linux/hash.h>
 
 #define TW_LVL_BITS	6
 #define TW_LVL_SIZE	BIT(TW_LVL_BITS)
@@ -22,6 +21,8 @@
 
 /* Index: at least TW_IDX_MIN slots; held between 3/4 and 9/10 full. */
 #define TW_IDX_MIN	64
+/* Random words that key an index (tw_index_init(), tw_key()). */
+#define TW_SECRET_WORDS	3
 
 /**
  * struct tw_node - one id, armed or expired
@@ -98,13 +99,17 @@ static inline bool tw_ent_queued(const struct tw_ent *e)
  * @nr_old: entries in @old
  * @mpos: while resizing: slots of @old below @mpos are empty for good
  * @nr: entries in the index (@nr_tab + @nr_old)
+ * @mul: the secret: TW_SECRET_WORDS odd multipliers (tw_key())
+ * @inv: their inverses modulo 2^64 (tw_key_id())
  *
  * Linear probing with ordered ("Robin Hood") insertion: the home slot of a
  * key is mulhi(key, size), which grows with the key, and the entries of a
  * table sit in key order, circularly, each at or after its home with no
  * empty slot in between.  A lookup reads a few consecutive entries, and a
  * table can be walked in key order from any key.  The key of an id is
- * tw_key(id), a bijection, so keys never collide.
+ * tw_key(), a bijection keyed with a secret drawn when the index is made,
+ * so keys never collide and no choice of ids, structured or adversarial,
+ * crowds their homes into one run (see tw_key()).
  *
  * Resizing is incremental: the caller allocates the new table and each
  * call to tw_index_migrate() moves a bounded number of entries, in slot
@@ -119,6 +124,8 @@ struct tw_index {
 	unsigned long nr_old;
 	unsigned long mpos;
 	unsigned long nr;
+	u64 mul[TW_SECRET_WORDS];
+	u64 inv[TW_SECRET_WORDS];
 };
 
 /**
@@ -183,16 +190,51 @@ u64 tw_ticks(const struct tw_wheel *w, u64 ns);
 
 /**
  * tw_key() - the index key of an id
+ * @x: the index, whose secret keys the mix
  * @id: the id
  *
- * Multiplication by an odd constant is a bijection on 64 bits, and its top
- * bits spread sequential ids evenly: this is hash_64() before the shift.
+ * The shape of MurmurHash3's 64-bit finaliser with secret odd multipliers:
+ * multiply, fold the high bits down (xorshift), multiply, fold, multiply.
+ * Each step is a bijection on 64 bits, so keys never collide, and the home
+ * slot (the key's top bits) depends on every bit of the id.  With a fixed
+ * multiplier anyone could choose ids whose keys are 0, 1, 2, ...: one home
+ * slot and a run as long as the table.  With secret ones no set of ids
+ * chosen without the secret gathers in fewer homes than random ids do.
+ * Two steps are not enough: after multiply, fold, multiply, the ids i << j
+ * (j >= 32) are still an arithmetic progression times a constant, and for
+ * some secrets such a progression probes 10 to 20 times longer than random
+ * ids; the second fold breaks the progression (selftests/core measures 60
+ * families of structured ids against random ones).  A walk in key order
+ * (tw_index_dump()) is in the order of this fd's secret; the dumped ids
+ * restore on any fd.
  *
  * Return: the key.
  */
-static inline u64 tw_key(u64 id)
+static inline u64 tw_key(const struct tw_index *x, u64 id)
 {
-	return id * GOLDEN_RATIO_64;
+	u64 k = id * x->mul[0];
+
+	k ^= k >> 32;
+	k *= x->mul[1];
+	k ^= k >> 29;
+	return k * x->mul[2];
+}
+
+/**
+ * tw_key_id() - the id of a key: tw_key() undone
+ * @x: the index
+ * @key: the key
+ *
+ * Return: the id whose key is @key.
+ */
+static inline u64 tw_key_id(const struct tw_index *x, u64 key)
+{
+	u64 k = key * x->inv[2];
+
+	k ^= k >> 29 ^ k >> 58;		/* undoes k ^= k >> 29 */
+	k *= x->inv[1];
+	k ^= k >> 32;
+	return k * x->inv[0];
 }
 
 /**
@@ -211,7 +253,8 @@ static inline bool tw_index_fits(u64 ids, unsigned long size)
 	return ids * 10 <= (u64)size * 9;
 }
 
-void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size);
+void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size,
+		   const u64 secret[TW_SECRET_WORDS]);
 struct tw_ent *tw_index_find(const struct tw_index *x, u64 id);
 bool tw_index_room(const struct tw_index *x);
 struct tw_ent *tw_index_insert(struct tw_index *x, struct tw_node *n,

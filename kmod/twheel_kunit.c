@@ -23,6 +23,8 @@
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/random.h>
 #include <linux/string.h>
 #include <linux/twheel.h>
 
@@ -35,14 +37,12 @@
 #define TWT_IDX_SIZE	256
 
 /*
- * The inverse of GOLDEN_RATIO_64 modulo 2^64: tw_key(twt_id_of_key(k)) == k,
+ * The id whose key in index @x is @key: tw_key(x, twt_id_of_key(x, k)) == k,
  * so a test can place an id in any bucket, or two ids in one dump cell.
  */
-#define TWT_KEY_INV	0x0E217C1E66C88CC3ULL
-
-static u64 twt_id_of_key(u64 key)
+static u64 twt_id_of_key(const struct tw_index *x, u64 key)
 {
-	return key * TWT_KEY_INV;
+	return tw_key_id(x, key);
 }
 
 /* splitmix64: a small deterministic generator for the randomised cases. */
@@ -53,6 +53,28 @@ static u64 twt_rand(u64 *s)
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
 	return z ^ (z >> 31);
+}
+
+/*
+ * Every index of the suite is keyed with secrets drawn from one generator,
+ * seeded by the module parameter kunit_seed (0: a random seed, printed, so
+ * that a failure can be replayed with kunit_seed=N).  The parameter exists
+ * only where the suite is built in.
+ */
+static ulong kunit_seed;
+module_param(kunit_seed, ulong, 0444);
+MODULE_PARM_DESC(kunit_seed, "KUnit suite: seed of the indexes' secrets (0: random)");
+static u64 twt_secret_state;
+
+static void twt_index_init(struct tw_index *x, struct tw_ent *tab,
+			   unsigned long size)
+{
+	u64 secret[TW_SECRET_WORDS];
+	int i;
+
+	for (i = 0; i < TW_SECRET_WORDS; i++)
+		secret[i] = twt_rand(&twt_secret_state);
+	tw_index_init(x, tab, size, secret);
 }
 
 /*
@@ -95,7 +117,7 @@ static struct tw_wheel *twt_wheel(struct kunit *test, u64 tick_ns, u64 now)
 	struct tw_index *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, x);
-	tw_index_init(x, twt_tab(test, TWT_IDX_SIZE), TWT_IDX_SIZE);
+	twt_index_init(x, twt_tab(test, TWT_IDX_SIZE), TWT_IDX_SIZE);
 	return twt_wheel_on(test, tick_ns, now, x);
 }
 
@@ -108,7 +130,7 @@ static void twt_reinit(struct tw_wheel *w, u64 tick_ns, u64 now)
 	struct tw_index *x = w->idx;
 
 	memset(x->tab, 0, x->size * sizeof(*x->tab));
-	tw_index_init(x, x->tab, x->size);
+	twt_index_init(x, x->tab, x->size);
 	tw_wheel_init(w, tick_ns, now, x, w->tail);
 }
 
@@ -1568,7 +1590,7 @@ static struct twt_ix *twt_ix(struct kunit *test, unsigned long size,
 		c->nodes[i].data = 0;
 	c->seen = kunit_kcalloc(test, nr, sizeof(*c->seen), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c->seen);
-	tw_index_init(&c->x, twt_tab(test, size), size);
+	twt_index_init(&c->x, twt_tab(test, size), size);
 	return c;
 }
 
@@ -1698,7 +1720,7 @@ static unsigned long twt_check_tab(struct twt_ix *c, const struct tw_ent *t,
 		for (p = 0; p < size; p++) {
 			const struct tw_ent *e = &t[p];
 			const struct tw_node *n = e->node;
-			u64 key = tw_key(e->id);
+			u64 key = tw_key(&c->x, e->id);
 			unsigned long h = twt_home(key, size);
 
 			if (!n || (bool)(h > p) != wrapped)
@@ -1784,8 +1806,8 @@ static void twt_index_basic(struct kunit *test)
 	u64 seed = 5;
 	unsigned int i;
 
-	KUNIT_ASSERT_EQ(test, TWT_KEY_INV * GOLDEN_RATIO_64, 1ULL);
-	KUNIT_EXPECT_EQ(test, tw_key(twt_id_of_key(s + 100)), s + 100);
+	KUNIT_EXPECT_EQ(test, tw_key(x, twt_id_of_key(x, s + 100)), s + 100);
+	KUNIT_EXPECT_EQ(test, twt_id_of_key(x, tw_key(x, 12345)), 12345ULL);
 	KUNIT_EXPECT_EQ(test, twt_home_key(1, 100), s);
 	KUNIT_EXPECT_EQ(test, twt_home(s - 1, 100), 0UL);
 	KUNIT_EXPECT_EQ(test, twt_home(s, 100), 1UL);
@@ -1795,12 +1817,12 @@ static void twt_index_basic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
 
 	/* Three keys at home 5, inserted out of order: stored sorted. */
-	k[0].id = twt_id_of_key(5 * s + 300);
-	k[1].id = twt_id_of_key(5 * s + 100);
-	k[2].id = twt_id_of_key(5 * s + 200);
+	k[0].id = twt_id_of_key(&c->x, 5 * s + 300);
+	k[1].id = twt_id_of_key(&c->x, 5 * s + 100);
+	k[2].id = twt_id_of_key(&c->x, 5 * s + 200);
 	/* Home 6, pushed along by them; then a larger key of home 5. */
-	k[3].id = twt_id_of_key(6 * s);
-	k[4].id = twt_id_of_key(5 * s + 400);
+	k[3].id = twt_id_of_key(&c->x, 6 * s);
+	k[4].id = twt_id_of_key(&c->x, 5 * s + 400);
 	for (i = 0; i < 5; i++)
 		twt_ins(c, i, 1000 + i);
 	KUNIT_EXPECT_PTR_EQ(test, x->tab[5].node, &k[1]);
@@ -1813,10 +1835,10 @@ static void twt_index_basic(struct kunit *test)
 	twt_check(c);
 
 	/* Home 99 overflows into slots 0 and 1, ahead of key 0 (id 0). */
-	k[5].id = twt_id_of_key(U64_MAX);
+	k[5].id = twt_id_of_key(&c->x, U64_MAX);
 	k[6].id = 0;
-	k[7].id = twt_id_of_key(U64_MAX - 5);
-	k[8].id = twt_id_of_key(99 * s);
+	k[7].id = twt_id_of_key(&c->x, U64_MAX - 5);
+	k[8].id = twt_id_of_key(&c->x, 99 * s);
 	for (i = 5; i < 9; i++)
 		twt_ins(c, i, TWHEEL_DEADLINE_MAX - i);
 	KUNIT_EXPECT_PTR_EQ(test, x->tab[99].node, &k[8]);
@@ -1825,9 +1847,9 @@ static void twt_index_basic(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, x->tab[2].node, &k[6]);
 	KUNIT_EXPECT_EQ(test, x->nr, 9UL);
 	twt_check(c);
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(5 * s + 150)));
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(5 * s)));
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(U64_MAX - 1)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(&c->x, 5 * s + 150)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(&c->x, 5 * s)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(&c->x, U64_MAX - 1)));
 	KUNIT_EXPECT_NULL(test, tw_index_find(x, 1));
 
 	/* The entry is the id's deadline record: written in place. */
@@ -2066,9 +2088,9 @@ static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
 		if (!got && budget && cursor < TW_CURSOR_END) {
 			/* the next cell holds two ids: only with room 1 */
 			KUNIT_ASSERT_EQ(test, r, 1UL);
-			pair = twt_id_of_key(cursor << 1);
+			pair = twt_id_of_key(&c->x, cursor << 1);
 			KUNIT_EXPECT_NOT_NULL(test, tw_index_find(&c->x, pair));
-			pair = twt_id_of_key(cursor << 1 | 1);
+			pair = twt_id_of_key(&c->x, cursor << 1 | 1);
 			KUNIT_EXPECT_NOT_NULL(test, tw_index_find(&c->x, pair));
 			r = 2;
 			got = tw_index_dump(&c->x, &cursor, out, r, &budget);
@@ -2081,7 +2103,7 @@ static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
 				      cursor, r);
 		for (k = 0; k < got; k++) {
 			const struct tw_node *n = out[k].node;
-			u64 key = tw_key(out[k].id);
+			u64 key = tw_key(&c->x, out[k].id);
 
 			KUNIT_ASSERT_TRUE(test, n >= c->nodes &&
 					  n < c->nodes + c->nr);
@@ -2129,7 +2151,8 @@ static void twt_index_dump_resize(struct kunit *test)
 		c->nodes[i].id = twt_rand(&seed);
 		/* a few pairs of ids in one cell */
 		if (i % 50 == 1)
-			c->nodes[i].id = twt_id_of_key(tw_key(c->nodes[i - 1].id) ^ 1);
+			c->nodes[i].id = twt_id_of_key(&c->x,
+						       tw_key(&c->x, c->nodes[i - 1].id) ^ 1);
 		if (i < keep || i % 2)
 			twt_ins(c, i, twt_rand(&seed) >> 2);
 	}
@@ -2162,14 +2185,14 @@ static void twt_index_dump_cell(struct kunit *test)
 	u64 cursor = 0;
 	unsigned int i;
 
-	k[0].id = twt_id_of_key(BIT_ULL(62));
-	k[1].id = twt_id_of_key(half);
-	k[2].id = twt_id_of_key(half + 1);
-	k[3].id = twt_id_of_key(half + 4);
-	k[4].id = twt_id_of_key(3ULL << 62);
+	k[0].id = twt_id_of_key(&c->x, BIT_ULL(62));
+	k[1].id = twt_id_of_key(&c->x, half);
+	k[2].id = twt_id_of_key(&c->x, half + 1);
+	k[3].id = twt_id_of_key(&c->x, half + 4);
+	k[4].id = twt_id_of_key(&c->x, 3ULL << 62);
 	for (i = 0; i < 5; i++)
 		twt_ins(c, i, 10 + i);
-	KUNIT_EXPECT_EQ(test, tw_key(k[2].id) >> 1, tw_key(k[1].id) >> 1);
+	KUNIT_EXPECT_EQ(test, tw_key(&c->x, k[2].id) >> 1, tw_key(&c->x, k[1].id) >> 1);
 
 	/* Room 1: k[0], then the pair does not fit. */
 	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
@@ -2223,8 +2246,8 @@ static void twt_index_dump_cell(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, budget, 0UL);
 
 	/* A pair split over the two tables of a resize: 2c old, 2c + 1 new. */
-	k[5].id = twt_id_of_key(half + 8);
-	k[6].id = twt_id_of_key(half + 9);
+	k[5].id = twt_id_of_key(&c->x, half + 8);
+	k[6].id = twt_id_of_key(&c->x, half + 9);
 	twt_ins(c, 5, 15);
 	twt_resize(c, 150);
 	twt_ins(c, 6, 16);
@@ -2270,7 +2293,7 @@ static bool twt_dump_all(struct twt_ix *c, u64 cursor, unsigned long budget,
 		KUNIT_EXPECT_GE(test, cursor, from);
 		for (k = 0; k < got; k++) {
 			const struct tw_node *n = out[k].node;
-			u64 key = tw_key(out[k].id);
+			u64 key = tw_key(&c->x, out[k].id);
 
 			KUNIT_ASSERT_TRUE(test, n >= c->nodes &&
 					  n < c->nodes + c->nr);
@@ -2304,7 +2327,7 @@ static void twt_expect_seen(struct twt_ix *c, unsigned long budget,
 		if (c->seen[i] == twt_in(&c->nodes[i]))
 			continue;
 		if (!wrong++)
-			key = tw_key(c->nodes[i].id);
+			key = tw_key(&c->x, c->nodes[i].id);
 	}
 	KUNIT_EXPECT_EQ_MSG(c->test, wrong, 0U,
 			    "budget %lu room %lu: %u ids not listed once, the first key %llx",
@@ -2331,7 +2354,7 @@ static void twt_index_dump_budget(struct kunit *test)
 	 */
 	c = twt_ix(test, TW_IDX_MIN, 3);
 	for (i = 0; i < 3; i++)
-		c->nodes[i].id = twt_id_of_key(5 * s + 10 + 10 * i);
+		c->nodes[i].id = twt_id_of_key(&c->x, 5 * s + 10 + 10 * i);
 	for (i = 0; i < 3; i++)
 		twt_ins(c, i, i);
 	KUNIT_EXPECT_PTR_EQ(test, c->x.tab[7].node, &c->nodes[2]);
@@ -2345,8 +2368,8 @@ static void twt_index_dump_budget(struct kunit *test)
 
 	/* The walk crosses the end of the table as the budget runs out. */
 	c = twt_ix(test, TW_IDX_MIN, 2);
-	c->nodes[0].id = twt_id_of_key(62 * s + 1);
-	c->nodes[1].id = twt_id_of_key(63 * s + 1);
+	c->nodes[0].id = twt_id_of_key(&c->x, 62 * s + 1);
+	c->nodes[1].id = twt_id_of_key(&c->x, 63 * s + 1);
 	twt_ins(c, 0, 0);
 	for (b = 1; b <= 3; b++) {
 		/* the id's cell is below this cursor: nothing is listed */
@@ -2366,7 +2389,7 @@ static void twt_index_dump_budget(struct kunit *test)
 	 */
 	c = twt_ix(test, 100, 1);
 	KUNIT_EXPECT_TRUE(test, twt_home_key(1, 100) & 1);
-	c->nodes[0].id = twt_id_of_key(50 * twt_home_key(1, 100));
+	c->nodes[0].id = twt_id_of_key(&c->x, 50 * twt_home_key(1, 100));
 	twt_ins(c, 0, 0);
 	for (b = 1; b <= 2; b++)
 		if (twt_dump_all(c, twt_home_key(1, 100) >> 1, b, 1))
@@ -2459,10 +2482,10 @@ static void twt_index_random(struct kunit *test)
 
 		/* runs of near keys, cell pairs, and keys at the very top */
 		if (i % 3 == 1)
-			key = tw_key(c->nodes[i - 1].id) + 1 + i % 4;
+			key = tw_key(x, c->nodes[i - 1].id) + 1 + i % 4;
 		if (i % 29 == 0)
 			key = U64_MAX - i;
-		c->nodes[i].id = twt_id_of_key(key);
+		c->nodes[i].id = twt_id_of_key(&c->x, key);
 	}
 	for (i = 0; i < nr; i++) {
 		unsigned int j;
@@ -3471,8 +3494,18 @@ static struct kunit_case twt_cases[] = {
 	{}
 };
 
+static int twt_suite_init(struct kunit_suite *suite)
+{
+	u64 s = kunit_seed ?: get_random_u64();
+
+	pr_info("twheel_core: KUnit index secrets from kunit_seed=%llu\n", s);
+	twt_secret_state = s;
+	return 0;
+}
+
 static struct kunit_suite twt_suite = {
 	.name = "twheel_core",
+	.suite_init = twt_suite_init,
 	.test_cases = twt_cases,
 };
 

@@ -5,7 +5,10 @@
  * heartbeat variant that re-touches every id before it expires.  The
  * figures of interest (touch time, bytes per id, expiry-to-read time,
  * events/s, lock hold time) are printed with TH_LOG; timing is never
- * asserted (TCG guests are slow and noisy), only correctness.
+ * asserted (TCG guests are slow and noisy), only correctness.  One
+ * exception, structured_ids: a ratio of two touch costs measured side by
+ * side in one process, against a bound (4x) far below the flooding it
+ * guards against (200x and more at 20K ids, quadratic in the ids).
  *
  * Environment: TWHEEL_SEED overrides the seed of the random-id variants.
  */
@@ -411,6 +414,151 @@ TEST_F_TIMEOUT(scale, heartbeat, 300)
 	free(p1_0);
 	free(p1_1);
 	close(fd);
+}
+
+/*
+ * Hash flooding: ids with structure (dense, multiples of 2^k, multiples of
+ * common mixing constants, and the ids whose keys were 0, 1, 2, ... when
+ * the index was keyed by GOLDEN_RATIO_64 alone: one home slot, one run of
+ * all ids, 1.6 ms per id at 100K) must cost what random ids cost.  Each
+ * family is armed on its own fd, then touched in one shuffled order in
+ * batches of 1024, rounds interleaved across the families; the cheapest
+ * round of each is compared with the random ids' (never early: QUERY of a
+ * sample shows the ids armed).  100K ids (TWHEEL_SLOW_KERNEL: 4K).
+ */
+#define F_FAMILIES	9
+#define F_ROUNDS	3
+#define F_BOUND		4.0	/* ns per touch, against random ids */
+/* arming a family this much dearer than random ids is flooding: stop */
+#define F_ARM_GIVE_UP	50
+
+static uint64_t flood_id(unsigned int fam, uint64_t i, struct rng *r)
+{
+	switch (fam) {
+	case 0: return rng_next(r);				/* random */
+	case 1: return i;					/* dense */
+	case 2: return i << 20;
+	case 3: return i << 32;
+	case 4: return i * 0x9e3779b97f4a7c15ULL;		/* splitmix's constant */
+	case 5: return i * 0x0e217c1e66c88cc3ULL;		/* old keys 0, 1, 2 */
+	case 6: return (0xabcdULL << 48 | i << 8) * 0x0e217c1e66c88cc3ULL;
+	case 7: return 0xffff000000000000ULL | i;		/* top bits shared */
+	default: return i * 0x123456789abcdef1ULL;
+	}
+}
+
+static const char *const flood_name[F_FAMILIES] = {
+	"random", "i", "i<<20", "i<<32", "i*0x9e37..7c15 (splitmix)",
+	"i*0x0e21..8cc3 (old keys 0,1,2..)", "old keys sharing top bits",
+	"top 16 bits set", "i*0x1234..def1",
+};
+
+/* write() @n ids from @ids in batches of S_BATCH, in the order of @perm */
+static int touch_all(int fd, const uint64_t *ids, const uint32_t *perm,
+		     uint32_t n, uint64_t *buf, uint64_t give_up_at)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < S_BATCH ? n - i : S_BATCH;
+		for (uint32_t j = 0; j < k; j++)
+			buf[j] = ids[perm ? perm[i + j] : i + j];
+		if (write(fd, buf, k * sizeof(*buf)) != (ssize_t)(k * sizeof(*buf)))
+			return -errno ?: -EIO;
+		if (give_up_at && now_ns() > give_up_at)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+FIXTURE(flood) {
+	int unused;
+};
+
+FIXTURE_SETUP(flood)
+{
+}
+
+FIXTURE_TEARDOWN(flood)
+{
+}
+
+TEST_F_TIMEOUT(flood, structured_ids, 300)
+{
+	const uint32_t n = getenv("TWHEEL_SLOW_KERNEL") ? 4096 : 100000;
+	uint64_t *ids[F_FAMILIES], buf[S_BATCH], arm_ns[F_FAMILIES];
+	double best[F_FAMILIES];
+	struct rng r = { .s = get_seed() };
+	uint32_t *perm, f, i, round;
+	int fd[F_FAMILIES];
+
+	perm = calloc(n, sizeof(*perm));
+	ASSERT_NE(NULL, perm);
+	for (i = 0; i < n; i++)
+		perm[i] = i;
+	for (i = n - 1; i > 0; i--) {		/* Fisher-Yates */
+		uint32_t j = rng_next(&r) % (i + 1), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (f = 0; f < F_FAMILIES; f++) {
+		uint64_t t0, give_up = 0;
+		int err;
+
+		if (f == 0) {
+			OPEN_OR_SKIP(fd[f]);
+		} else {
+			fd[f] = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+			ASSERT_LE(0, fd[f]);
+			give_up = now_ns() + F_ARM_GIVE_UP * arm_ns[0] + SEC;
+		}
+		ASSERT_EQ(0, set_timeout(fd[f], 3600 * SEC));
+		ids[f] = calloc(n, sizeof(uint64_t));
+		ASSERT_NE(NULL, ids[f]);
+		for (i = 0; i < n; i++)
+			ids[f][i] = flood_id(f, i, &r);
+		t0 = now_ns();
+		err = touch_all(fd[f], ids[f], NULL, n, buf, give_up);
+		arm_ns[f] = now_ns() - t0;
+		ASSERT_EQ(0, err)
+			TH_LOG("%s: arming %u ids: %s after %" PRIu64 " ms (random ids: %" PRIu64 " ms)",
+			       flood_name[f], n, strerror(-err), arm_ns[f] / MS, arm_ns[0] / MS);
+		best[f] = 0;
+	}
+	for (round = 0; round < F_ROUNDS; round++)
+		for (f = 0; f < F_FAMILIES; f++) {
+			uint64_t t0 = now_ns();
+			double ns;
+
+			ASSERT_EQ(0, touch_all(fd[f], ids[f], perm, n, buf, 0));
+			ns = (double)(now_ns() - t0) / n;
+			if (!round || ns < best[f])
+				best[f] = ns;
+		}
+	for (f = 0; f < F_FAMILIES; f++) {
+		struct twheel_stats st;
+
+		TH_LOG("%-34s %u ids: armed in %6.0f ns per id, touched in %6.1f ns (%.2fx random ids)",
+		       flood_name[f], n, (double)arm_ns[f] / n, best[f], best[f] / best[0]);
+		ASSERT_EQ(0, get_stats(fd[f], &st));
+		ASSERT_EQ((uint64_t)n, st.armed);
+		ASSERT_EQ((uint64_t)n * (1 + F_ROUNDS), st.touches);
+		for (i = 0; i < n; i += n / 16) {
+			struct twheel_query q = { .id = ids[f][i] };
+
+			ASSERT_EQ(0, ioctl(fd[f], TWHEEL_IOC_QUERY, &q));
+			ASSERT_EQ((__u32)TWHEEL_STATE_ARMED, q.state);
+		}
+	}
+	for (f = 0; f < F_FAMILIES; f++) {
+		ASSERT_LE(best[f], F_BOUND * best[0])
+			TH_LOG("%s: %.1f ns per touch, random ids %.1f ns",
+			       flood_name[f], best[f], best[0]);
+		close(fd[f]);
+		free(ids[f]);
+	}
+	free(perm);
 }
 
 TEST_HARNESS_MAIN

@@ -73,7 +73,9 @@
  *
  * A violation prints what went wrong and abort()s.  TWHEEL_FUZZ_TRACE=1 in
  * the environment prints every operation to stderr (for replaying a crash
- * file: ./fuzz_core crash-...).
+ * file: ./fuzz_core crash-...).  TWHEEL_FUZZ_SEED=N keys the index with
+ * another secret (default 1; the module draws one per fd): a crash replays
+ * with the seed it was found with.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -162,7 +164,7 @@ static bool dump_on;
 static u64 dump_cursor, dump_start, dump_last_key;
 static bool dump_any;
 
-static u64 key_inv;		/* tw_key(id) * key_inv == id */
+static u64 secret[TW_SECRET_WORDS];		/* the index's key: TWHEEL_FUZZ_SEED */
 static bool trace;
 static bool find_all;		/* find() every id at the next check */
 static unsigned long op_no;
@@ -424,7 +426,7 @@ static bool id_used(u64 id, int self)
 
 static u64 id_of_key(u64 key)
 {
-	return key * key_inv;
+	return tw_key_id(&x, key);
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -654,7 +656,7 @@ static unsigned long check_table(const struct tw_ent *t, unsigned long size,
 	bool any[2] = { false, false }, prev_full = t[size - 1].node;
 
 	if (prev_full) {	/* the last slot, as slot 0's predecessor */
-		u64 key = tw_key(t[size - 1].id);
+		u64 key = tw_key(&x, t[size - 1].id);
 
 		prev_dist = size - 1 - home_of(key, size);
 	}
@@ -669,7 +671,7 @@ static unsigned long check_table(const struct tw_ent *t, unsigned long size,
 			prev_full = false;
 			continue;
 		}
-		key = tw_key(e->id);
+		key = tw_key(&x, e->id);
 		h = home_of(key, size);
 		wrapped = h > p;
 		dist = wrapped ? p + size - h : p - h;
@@ -1010,10 +1012,10 @@ static u64 gen_id(int i)
 			break;
 		}
 		if (mode == 3) {
-			id = id_of_key(tw_key(m[j].id) ^ 1);
+			id = id_of_key(tw_key(&x, m[j].id) ^ 1);
 		} else {
 			a = u8();
-			id = id_of_key(tw_key(m[j].id) ^ a << (u8() % 56));
+			id = id_of_key(tw_key(&x, m[j].id) ^ a << (u8() % 56));
 		}
 		break;
 	case 5: {	/* keys at the ends of the key space */
@@ -1183,7 +1185,7 @@ static void dump_begin(void)
 		break;
 	case 2:
 		j = u8() % NODES;
-		c = m[j].state != ABSENT ? tw_key(m[j].id) >> 1 : 0;
+		c = m[j].state != ABSENT ? tw_key(&x, m[j].id) >> 1 : 0;
 		c += u8() % 3 == 2 ? 1 : 0;
 		break;
 	case 3:
@@ -1200,7 +1202,7 @@ static void dump_begin(void)
 	dump_any = false;
 	for (i = 0; i < NODES; i++) {
 		m[i].listed = 0;
-		m[i].stable = m[i].state != ABSENT && tw_key(m[i].id) >> 1 >= c;
+		m[i].stable = m[i].state != ABSENT && tw_key(&x, m[i].id) >> 1 >= c;
 	}
 	tr("  dump from cell %#" PRIx64, c);
 }
@@ -1243,7 +1245,7 @@ static void dump_step(void)
 		u64 key;
 
 		i = node_idx(out[j].node, "dump");
-		key = tw_key(m[i].id);
+		key = tw_key(&x, m[i].id);
 		CHECK(m[i].state != ABSENT, "dump listed removed node %d", i);
 		CHECK(out[j].id == m[i].id && out[j].deadline == (m[i].deadline |
 		      (m[i].state == READY ? TW_ENT_QUEUED : 0)), "dump entry of "
@@ -1262,7 +1264,7 @@ static void dump_step(void)
 	free(out);
 	/* every node in the cells passed over was listed by this very call */
 	for (i = 0; i < NODES; i++) {
-		u64 cell = tw_key(m[i].id) >> 1;
+		u64 cell = tw_key(&x, m[i].id) >> 1;
 
 		if (m[i].state == ABSENT || cell < c0 || cell >= c1)
 			continue;
@@ -1273,7 +1275,7 @@ static void dump_step(void)
 		unsigned int pair = 0;
 
 		for (i = 0; i < NODES; i++)
-			pair += m[i].state != ABSENT && tw_key(m[i].id) >> 1 == c1;
+			pair += m[i].state != ABSENT && tw_key(&x, m[i].id) >> 1 == c1;
 		CHECK(room == 1 && pair == 2, "dump returned 0 with budget left at "
 		      "cell %#" PRIx64 " (room %lu, %u nodes there)", c1, room, pair);
 	}
@@ -1745,7 +1747,7 @@ static void setup(void)
 	mold = NULL;
 	mold_size = 0;
 	memset(&x, 0x5a, sizeof(x));
-	tw_index_init(&x, mtab, msize);
+	tw_index_init(&x, mtab, msize, secret);
 	/* as the module: the index, then the wheel with it and a sentinel */
 	pool_reset();
 	rq_len = 0;
@@ -1905,19 +1907,32 @@ static void print_stats(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	u64 g = GOLDEN_RATIO_64, inv = g;
 	const char *env = getenv("TWHEEL_FUZZ_TRACE");
+	const char *seed_env = getenv("TWHEEL_FUZZ_SEED");
+	u64 seed = seed_env ? strtoull(seed_env, NULL, 0) : 1;
+	struct tw_ent t[TW_IDX_MIN];
 	int k;
 
 	(void)argc;
 	(void)argv;
-	for (k = 0; k < 6; k++)		/* Newton: each step doubles the bits */
-		inv *= 2 - g * inv;
-	key_inv = inv;
-	if (tw_key(key_inv) != 1 || id_of_key(tw_key(12345)) != 12345) {
+	/* the index's secret, as the module draws one per fd: splitmix64 */
+	for (k = 0; k < TW_SECRET_WORDS; k++) {
+		u64 z = (seed += 0x9E3779B97F4A7C15ULL);
+
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+		secret[k] = z ^ (z >> 31);
+	}
+	tw_index_init(&x, t, TW_IDX_MIN, secret);
+	if (tw_key_id(&x, tw_key(&x, 12345)) != 12345 ||
+	    tw_key(&x, tw_key_id(&x, 1)) != 1) {
 		fprintf(stderr, "twheel fuzz: bad key inverse\n");
 		abort();
 	}
+	memset(&x, 0, sizeof(x));
+	if (seed_env)
+		fprintf(stderr, "twheel fuzz: index secret %#" PRIx64 " %#" PRIx64 " %#" PRIx64 "\n",
+			secret[0], secret[1], secret[2]);
 	if (op_table[OPB_ADVANCE_FULL] != OP_ADVANCE_FULL ||
 	    op_table[OPB_ADVANCE_PARTIAL] != OP_ADVANCE_PARTIAL ||
 	    op_table[OPB_TIME] != OP_TIME || op_table[OPB_MAINTAIN] != OP_MAINTAIN ||

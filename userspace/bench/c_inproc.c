@@ -15,7 +15,10 @@
  *
  * Compiled with -I selftests/core/shim -I kmod: no uapi header here.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 
 #include "twheel_core.h"
 #include "bench.h"
@@ -52,9 +55,13 @@ static int ip_open(struct contender **cp, const struct copts *o)
 {
 	struct ip *p = xcalloc(1, sizeof(*p));
 	struct tw_node *sentinel = xcalloc(1, sizeof(*sentinel));
+	uint64_t secret[TW_SECRET_WORDS];
 
+	/* a secret per wheel, as the module draws one per fd */
+	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret))
+		die("getrandom: %s", strerror(errno));
 	tw_index_init(&p->x, xcalloc(TW_IDX_MIN, sizeof(struct tw_ent)),
-		      TW_IDX_MIN);
+		      TW_IDX_MIN, secret);
 	tw_wheel_init(&p->w, o->tick_ns, now_ns(), &p->x, sentinel);
 	*cp = &p->c;
 	return 0;
