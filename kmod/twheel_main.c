@@ -78,6 +78,13 @@
 #define TW_EXPIRE_BATCH		1024	/* nodes per expiry lock hold */
 #define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
 #define TW_MIGRATE		16	/* index entries moved per id */
+/*
+ * What a wheel grows with (nodes, index tables): charged to the caller's
+ * memory cgroup, and failing instead of invoking the OOM killer, so that a
+ * service at its cgroup's limit gets ENOMEM with an exact short count and
+ * keeps its ids, rather than being killed with all of them.
+ */
+#define TW_GFP_GROW	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 static_assert(TWHEEL_DEADLINE_MAX == KTIME_MAX);
 static_assert(TWHEEL_DEADLINE_MAX / TWHEEL_TICK_MIN_NS + 1 < TW_TICKS_MAX);
@@ -280,8 +287,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		struct tw_ent *tab;
 
 		tw_mutex_unlock(wh);
-		tab = kvcalloc(size, sizeof(*tab),
-			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		tab = kvcalloc(size, sizeof(*tab), TW_GFP_GROW);
 		mutex_lock(&wh->lock);
 		/*
 		 * Other chunks may have run while the lock was dropped: the
@@ -333,9 +339,9 @@ static void tw_uncharge(struct twheel *wh, long n)
 }
 
 /* A node for @id, with data 0. */
-static struct tw_node *tw_node_alloc(u64 id)
+static struct tw_node *tw_node_alloc(u64 id, gfp_t gfp)
 {
-	struct tw_node *n = kmem_cache_alloc(tw_node_cache, GFP_KERNEL_ACCOUNT);
+	struct tw_node *n = kmem_cache_alloc(tw_node_cache, gfp);
 
 	if (n) {
 		n->id = id;
@@ -369,7 +375,7 @@ static struct tw_ent *tw_node_new(struct twheel *wh, u64 id, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	n = tw_node_alloc(id);
+	n = tw_node_alloc(id, TW_GFP_GROW);
 	if (!n) {
 		tw_uncharge(wh, 1);
 		*err = -ENOMEM;
@@ -991,7 +997,7 @@ static int tw_open(struct inode *inode, struct file *file)
 
 	wh = kzalloc(sizeof(*wh), GFP_KERNEL_ACCOUNT);
 	tab = kvcalloc(TW_IDX_MIN, sizeof(*tab), GFP_KERNEL_ACCOUNT);
-	sentinel = tw_node_alloc(0);
+	sentinel = tw_node_alloc(0, GFP_KERNEL_ACCOUNT);
 	if (!wh || !tab || !sentinel)
 		goto nomem;
 	wh->user = tw_user_get(current_uid());

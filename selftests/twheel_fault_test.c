@@ -25,6 +25,14 @@
  *   leaks_*   output buffers pre-filled with 0xAA: reserved fields read
  *	back as zero and nothing is written beyond what is returned, also
  *	when the record after the last one returned straddles unmapped memory.
+ *   memcg.enomem_not_oom_kill  a process in a memory cgroup (memory.max
+ *	16 MiB) writes new ids until the limit: it gets ENOMEM or a short
+ *	count, is not OOM-killed, keeps every id it was told took effect,
+ *	touches, cancels, arms and reads at the limit, pays one failing
+ *	allocation per failing write (memory.events "max": a failing charge
+ *	retries reclaim up to ~36 times, not 36 times per id), and adds
+ *	ids again once the limit is raised.  Skips without cgroup v2 and its
+ *	memory controller (the debug kernel has none).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,7 +46,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1371,6 +1381,277 @@ TEST(leaks_read_straddling_record)
 	for (i = 0; i < more; i++)
 		EXPECT_EQ(300ULL + k + i, ev[i].id);
 	close(fd);
+}
+
+/* ------------------------------------------------------------ memcg */
+
+#define CG_LIMIT	(16ULL << 20)
+#define CG_FAILS	32	/* failing writes timed and counted */
+
+/* A cgroup v2 file: write @val; 0 or -errno. */
+static int cg_write(const char *dir, const char *file, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The value of @key in a flat-keyed cgroup file, -1 if absent. */
+static long long cg_key(const char *dir, const char *file, const char *key)
+{
+	char path[256], line[256];
+	long long v = -1;
+	size_t n = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ')
+			v = strtoll(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* A cgroup v2 root with the memory controller for its children, or NULL. */
+static const char *cg_root(void)
+{
+	static char root[128];
+	char line[512], dev[64], mnt[128], type[32];
+	FILE *f = fopen("/proc/mounts", "r");
+
+	root[0] = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %127s %31s", dev, mnt, type) == 3 &&
+		    !strcmp(type, "cgroup2")) {
+			snprintf(root, sizeof(root), "%s", mnt);
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (!root[0]) {
+		snprintf(root, sizeof(root), "/tmp/twheel-cgroup2");
+		mkdir(root, 0755);
+		if (mount("none", root, "cgroup2", 0, NULL))
+			return NULL;
+	}
+	if (cg_write(root, "cgroup.subtree_control", "+memory"))
+		return NULL;
+	return root;
+}
+
+/* What the child in the cgroup saw, for the parent to assert. */
+struct cg_result {
+	int stage;		/* how far the child got */
+	int err;		/* errno of the failing write */
+	uint64_t accepted;	/* ids a write said took effect */
+	uint64_t armed;		/* stats.armed then */
+	uint64_t fail_ns;	/* time of the CG_FAILS failing writes */
+	long long max_before, max_after;	/* memory.events "max" around them */
+	uint64_t after_raise;	/* new ids added once the limit was raised */
+	char what[160];		/* the first thing that went wrong */
+};
+
+static ssize_t write_ids(int fd, uint64_t first, unsigned int n)
+{
+	uint64_t ids[1024];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = first + i;
+	return write(fd, ids, n * sizeof(ids[0]));
+}
+
+/* The child: joins @cg, fills a wheel up to the limit, then checks it. */
+static void cg_child(const char *cg, int res_fd, int go_fd)
+{
+	struct cg_result r = { 0 };
+	struct twheel_config c;
+	struct twheel_stats st;
+	struct twheel_query q;
+	struct twheel_event ev[100];
+	char pid[32], byte;
+	uint64_t t0, i, done;
+	ssize_t w = 0;
+	int fd, k;
+
+#define CG_FAIL(...) do { snprintf(r.what, sizeof(r.what), __VA_ARGS__); goto out; } while (0)
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cg_write(cg, "cgroup.procs", pid))
+		CG_FAIL("joining the cgroup: %s", strerror(errno));
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
+		CG_FAIL("open: %s", strerror(errno));
+	c.max_ids = 8 << 20;
+	c.timeout_ns = HOUR;
+	if (ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c))
+		CG_FAIL("SET_CONFIG: %s", strerror(errno));
+	r.stage = 1;
+	/* new ids until a write fails or comes back short: 2M at most */
+	while (r.accepted < (2 << 20)) {
+		w = write_ids(fd, r.accepted, 1024);
+		if (w > 0)
+			r.accepted += (uint64_t)w / 8;
+		if (w != 1024 * 8)
+			break;
+	}
+	r.err = w < 0 ? errno : 0;
+	if (w == 1024 * 8)
+		CG_FAIL("2M new ids fitted in %llu MiB", CG_LIMIT >> 20);
+	if (w < 0 && errno != ENOMEM)
+		CG_FAIL("write at the limit: %s, not ENOMEM", strerror(errno));
+	r.stage = 2;
+	if (ioctl(fd, TWHEEL_IOC_GET_STATS, &st))
+		CG_FAIL("GET_STATS: %s", strerror(errno));
+	r.armed = st.armed;
+	if (st.armed != r.accepted)
+		CG_FAIL("%llu armed, %llu accepted", (unsigned long long)st.armed,
+			(unsigned long long)r.accepted);
+	q.id = r.accepted;
+	if (!ioctl(fd, TWHEEL_IOC_QUERY, &q) || errno != ENOENT)
+		CG_FAIL("the id after the last accepted one is present");
+	/* more writes of new ids at the limit: each fails, at a bounded cost */
+	r.max_before = cg_key(cg, "memory.events", "max");
+	t0 = now_ns();
+	for (k = 0; k < CG_FAILS; k++) {
+		w = write_ids(fd, r.accepted, 1024);
+		if (w > 0)
+			r.accepted += (uint64_t)w / 8;
+		else if (errno != ENOMEM)
+			CG_FAIL("write %d at the limit: %s", k, strerror(errno));
+	}
+	r.fail_ns = now_ns() - t0;
+	r.max_after = cg_key(cg, "memory.events", "max");
+	r.stage = 3;
+	/* at the limit: touch existing ids, arm them due now, read, cancel */
+	for (i = 0; i + 1024 <= r.accepted && i < 64 * 1024; i += 1024)
+		if (write_ids(fd, i, 1024) != 1024 * 8)
+			CG_FAIL("touching existing ids at the limit: %s", strerror(errno));
+	for (i = 0; i < 100; i++) {
+		struct twheel_arm a = { .id = i, .timeout_ns = 1,
+					.flags = TWHEEL_ARM_ABSTIME };
+
+		if (batch(fd, TWHEEL_IOC_ARM, &a, 1, NULL))
+			CG_FAIL("ARM of an existing id at the limit: %s", strerror(errno));
+	}
+	if (read(fd, ev, sizeof(ev)) != (ssize_t)sizeof(ev))
+		CG_FAIL("read at the limit: %s", strerror(errno));
+	for (i = 0; i < 100; i++)
+		if (ev[i].id >= 100 || ev[i].expired_ns < ev[i].deadline_ns)
+			CG_FAIL("event %llu: id %llu", (unsigned long long)i,
+				(unsigned long long)ev[i].id);
+	{
+		static uint64_t ids[4096];
+
+		for (i = 0; i < 4096; i++)
+			ids[i] = 1000 + i;
+		if (batch(fd, TWHEEL_IOC_CANCEL, ids, 4096, &done) || done != 4096)
+			CG_FAIL("CANCEL at the limit: %s, %llu done", strerror(errno),
+				(unsigned long long)done);
+	}
+	q.id = r.accepted - 1;
+	if (ioctl(fd, TWHEEL_IOC_QUERY, &q) || q.state != TWHEEL_STATE_ARMED)
+		CG_FAIL("the last accepted id is not armed");
+	r.stage = 4;
+	/* the parent raises the limit: the same fd grows again */
+	if (write(res_fd, &r, sizeof(r)) != sizeof(r) || read(go_fd, &byte, 1) != 1)
+		CG_FAIL("pipe");
+	for (k = 0; k < 256; k++) {
+		w = write_ids(fd, r.accepted + r.after_raise, 1024);
+		if (w != 1024 * 8)
+			CG_FAIL("new ids after the limit was raised: %s",
+				w < 0 ? strerror(errno) : "short");
+		r.after_raise += 1024;
+	}
+	if (ioctl(fd, TWHEEL_IOC_GET_STATS, &st) ||
+	    st.armed != r.accepted - 100 - 4096 + r.after_raise)
+		CG_FAIL("%llu armed after the raise", (unsigned long long)st.armed);
+	r.stage = 5;
+out:
+	if (write(res_fd, &r, sizeof(r)) != sizeof(r))
+		_exit(3);
+	_exit(r.stage == 5 ? 0 : 1);
+#undef CG_FAIL
+}
+
+FIXTURE(memcg) {
+	int unused;
+};
+
+FIXTURE_SETUP(memcg)
+{
+}
+
+FIXTURE_TEARDOWN(memcg)
+{
+}
+
+TEST_F_TIMEOUT(memcg, enomem_not_oom_kill, 300)
+{
+	char cg[256], lim[32];
+	struct cg_result r = { 0 };
+	int res[2], go[2], status, fd;
+	const char *root;
+	pid_t pid;
+
+	OPEN_OR_SKIP(fd);
+	close(fd);
+	root = cg_root();
+	if (!root)
+		SKIP(return, "no cgroup v2 with the memory controller");
+	snprintf(cg, sizeof(cg), "%s/twheel-memcg-%d", root, getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("mkdir %s: %s", cg, strerror(errno));
+	snprintf(lim, sizeof(lim), "%llu", CG_LIMIT);
+	ASSERT_EQ(0, cg_write(cg, "memory.max", lim));
+	cg_write(cg, "memory.swap.max", "0");
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		cg_child(cg, res[1], go[0]);
+	close(res[1]);
+	close(go[0]);
+	if (read(res[0], &r, sizeof(r)) == sizeof(r) && r.stage == 4) {
+		EXPECT_EQ(0, cg_write(cg, "memory.max", "max"));
+		EXPECT_EQ(1, write(go[1], "g", 1));
+		ASSERT_EQ((ssize_t)sizeof(r), read(res[0], &r, sizeof(r)));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	TH_LOG("%llu MiB: %llu ids took effect (%s at the limit), %llu armed; %d more failing writes took %.1f ms each, %lld reclaim-at-max events in all; %llu new ids after the limit was raised",
+	       CG_LIMIT >> 20, (unsigned long long)r.accepted,
+	       r.err ? strerror(r.err) : "a short count", (unsigned long long)r.armed,
+	       CG_FAILS, (double)r.fail_ns / CG_FAILS / 1e6,
+	       r.max_after - r.max_before, (unsigned long long)r.after_raise);
+	EXPECT_EQ(0, cg_key(cg, "memory.events", "oom_kill"))
+		TH_LOG("the OOM killer ran in the cgroup");
+	ASSERT_FALSE(WIFSIGNALED(status))
+		TH_LOG("the child died of signal %d at stage %d (%llu ids accepted): OOM-killed?",
+		       WTERMSIG(status), r.stage, (unsigned long long)r.accepted);
+	ASSERT_EQ(5, r.stage) TH_LOG("stage %d: %s", r.stage, r.what);
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/*
+	 * One failing allocation per write, not one per id of its batch: a
+	 * failing memcg charge reclaims and retries up to MAX_RECLAIM_RETRIES
+	 * (16) times, plus a retry after draining the per-CPU stocks and
+	 * after each reclaim that made progress, each retry one "max" event
+	 * (36 per failing write measured); an allocation tried for every id
+	 * of a 1024-id batch would be that times 1024.
+	 */
+	ASSERT_GE(100LL * CG_FAILS, r.max_after - r.max_before);
+	close(res[0]);
+	close(go[1]);
+	EXPECT_EQ(0, rmdir(cg)) TH_LOG("rmdir %s: %s", cg, strerror(errno));
 }
 
 TEST_HARNESS_MAIN
