@@ -82,6 +82,26 @@ static uint64_t *make_ids(uint64_t n)
 	return ids;
 }
 
+/*
+ * The ids of the touch workload (--ids): random (id_of(), the default),
+ * dense (0, 1, 2, ...), or flood: i * 0x0e217c1e66c88cc3, the inverse of
+ * GOLDEN_RATIO_64, whose keys were 0, 1, 2, ... when twheel's index was
+ * keyed by that constant alone (one home slot for all: quadratic).
+ */
+static const char *ids_family = "random";
+
+static uint64_t *make_touch_ids(uint64_t n)
+{
+	uint64_t *ids, i;
+
+	if (!strcmp(ids_family, "random"))
+		return make_ids(n);
+	ids = xcalloc(n, sizeof(*ids));
+	for (i = 0; i < n; i++)
+		ids[i] = !strcmp(ids_family, "dense") ? i : i * 0x0e217c1e66c88cc3ULL;
+	return ids;
+}
+
 /* Open a contender of @ops with @co; 0 or -errno. */
 static int copen(const struct contender_ops *ops, struct contender **c,
 		 const struct copts *co)
@@ -797,7 +817,7 @@ static void memory_data(const struct opts *o, const uint64_t *ids)
 static void touch_session(const struct opts *o)
 {
 	struct contender *cs[8];
-	uint64_t *ids = make_ids(o->n), *seq, i;
+	uint64_t *ids = make_touch_ids(o->n), *seq, i;
 	struct rng r = { 42 };
 	struct opts oc = *o;
 	int k;
@@ -972,7 +992,8 @@ static void usage(void)
 		"       (touch: -c takes a comma-separated list, run side by side)\n"
 		"workloads: heartbeat [--period-ms P] [--window-ms W | --periods K] [--batch B]\n"
 		"           touch [--touches K] [--rounds R] [--batches 1,64,1024] [--mem]\n"
-		"                 [--burst | --burst-only a,b]\n"
+		"                 [--burst | --burst-only a,b] [--ids random|dense|flood]\n"
+		"                 (--ids: the ids touched; burst only with random ids)\n"
 		"           idle [--seconds S] [--far F]\n"
 		"           limits\n"
 		"common:    [--tick-us U] (default 1000), [--tag T] (a \"tag\" on every line)\n");
@@ -1041,6 +1062,7 @@ int main(int argc, char **argv)
 		{ "far", required_argument, NULL, 'F' },
 		{ "tick-us", required_argument, NULL, 't' },
 		{ "rounds", required_argument, NULL, 'R' },
+		{ "ids", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = {
@@ -1079,10 +1101,16 @@ int main(int argc, char **argv)
 		case 'F': o.far = strtoull(optarg, NULL, 0); break;
 		case 't': o.tick_ns = strtoull(optarg, NULL, 0) * 1000; break;
 		case 'R': o.rounds = atoi(optarg); break;
+		case 'I':
+			if (strcmp(optarg, "random") && strcmp(optarg, "dense") &&
+			    strcmp(optarg, "flood"))
+				usage();
+			ids_family = optarg;
+			break;
 		default: usage();
 		}
 	}
-	if (optind != argc - 1)
+	if (optind != argc - 1 || (o.burst && strcmp(ids_family, "random")))
 		usage();
 	o.workload = argv[optind];
 	if (outfile) {

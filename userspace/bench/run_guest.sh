@@ -137,6 +137,13 @@ while [ "$rep" -le "$reps" ]; do
 		run "touch $cl n=$n rep $rep" "$bin" -r "$rep" -c "$cl" -n "$n" \
 			touch --touches "$touches" --rounds "$rounds" --mem $extra
 	done
+	# structured ids against the keyed index: dense, and the ids whose
+	# keys were 0, 1, 2, ... under the old fixed multiplier
+	for f in dense flood; do
+		run "touch twheel,inproc n=100000 ids $f rep $rep" "$bin" -r "$rep" \
+			--tag "ids-$f" --ids "$f" -c twheel,inproc -n 100000 \
+			touch --touches "$touches" --rounds "$rounds"
+	done
 	for n in $sizes; do
 		p=$(period_ms "$n")
 		for c in twheel inproc scan timerfd; do
