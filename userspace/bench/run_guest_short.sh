@@ -95,7 +95,7 @@ function cachef(l, c, k,   i) {	# field k of cache c in slab_top, "" if absent
 }
 function cache(l, k) { return cachef(l, "twheel_node", k) }
 # whether a cache other than twheel_node grew by half an object per id;
-# the debug kernel's own bookkeeping is not the module's: kmemleak tracks
+# the bookkeeping of the debug kernel is not the module: kmemleak tracks
 # every slab object with a kmemleak_object (one more per id), and
 # debug_objects has a cache of its own
 function other_per_id(l,   r, c, o) {
@@ -113,7 +113,7 @@ function other_per_id(l,   r, c, o) {
 # about one object per id (per-CPU slabs make /proc/slabinfo a little loose)
 function one(x) { return x != "" && x + 0 >= 0.99 && x + 0 <= 1.05 }
 # stats.mem_bytes per id of n ids in a settled wheel: a node each (the
-# cache's object size, 32 B; slabinfo's objsize adds a debug kernel's
+# object size of the cache, 32 B; the objsize in slabinfo adds the
 # redzones) plus the index, which a resize leaves 3/4 to 9/10 full of
 # 24-byte entries (26.7 to 32 B per id), plus the wheel itself (about
 # 4 KiB: under 1 B per id)
@@ -183,7 +183,7 @@ END {
 		    "burst " c ": " num(l, "delivered") "/" N " due in one tick read in " \
 		    num(l, "all_read_s") " s, early " num(l, "early") "; already queued: " \
 		    num(l, "queued_delivered") " in " num(l, "queued_read_s") " s")
-		# one twheel_node per id and the module's accounting to match;
+		# one twheel_node per id and the accounting of the module to match;
 		# a timerfd is one struct file (filp) each
 		l = rec["memory/" c]
 		if (c == "twheel")
