@@ -319,13 +319,19 @@ static unsigned long tw_home(u64 key, unsigned long size)
 	return mul_u64_u64_shr(key, size, 64);
 }
 
+/* How far key @k in slot @p of a table of @size slots is from its home. */
+static unsigned long tw_dist_key(u64 k, unsigned long p, unsigned long size)
+{
+	unsigned long h = tw_home(k, size);
+
+	return p >= h ? p - h : p + size - h;
+}
+
 /* How far the entry in slot @p of a table of @size slots is from home. */
 static unsigned long tw_dist(const struct tw_index *x, const struct tw_ent *e,
 			     unsigned long p, unsigned long size)
 {
-	unsigned long h = tw_home(tw_key(x, e->id), size);
-
-	return p >= h ? p - h : p + size - h;
+	return tw_dist_key(tw_key(x, e->id), p, size);
 }
 
 /*
@@ -350,13 +356,15 @@ static struct tw_ent *tw_tab_find(const struct tw_index *x, struct tw_ent *t,
 	for (d = 0; d < size; d++) {
 		struct tw_ent *e = &t[p];
 		unsigned long ed;
+		u64 ek;
 
 		if (!e->node)
 			return NULL;
 		if (e->id == id)
 			return e;
-		ed = tw_dist(x, e, p, size);
-		if (ed < d || (ed == d && tw_key(x, e->id) > key))
+		ek = tw_key(x, e->id);
+		ed = tw_dist_key(ek, p, size);
+		if (ed < d || (ed == d && ek > key))
 			return NULL;
 		if (++p == size)
 			p = 0;
@@ -375,15 +383,17 @@ static struct tw_ent *tw_tab_put(const struct tw_index *x, struct tw_ent *t,
 	for (;;) {
 		struct tw_ent *e = &t[p];
 		unsigned long ed;
+		u64 ek;
 
 		if (!e->node) {
 			*e = in;
 			return ret ?: e;
 		}
-		ed = tw_dist(x, e, p, size);
-		if (ed < d || (ed == d && tw_key(x, e->id) > key)) {
+		ek = tw_key(x, e->id);
+		ed = tw_dist_key(ek, p, size);
+		if (ed < d || (ed == d && ek > key)) {
 			swap(*e, in);
-			key = tw_key(x, in.id);
+			key = ek;
 			ret = ret ?: e;
 			d = ed;
 		}
