@@ -347,13 +347,29 @@ static u64 tw_home_key(unsigned long p, unsigned long size)
 	return (q1 << 32 | q0) + (r != 0);
 }
 
+/*
+ * Slots a lookup first compares by id alone: an id that is present sits
+ * this close to its home nearly always (the mean distance is 1.5 slots at
+ * 3/4 full, 4.5 at 9/10), and a touch of an armed id then computes no key
+ * but its own.  Beyond them, Robin Hood's order bounds a miss.
+ */
+#define TW_FIND_BY_ID	8
+
 static struct tw_ent *tw_tab_find(const struct tw_index *x, struct tw_ent *t,
 				  unsigned long size, u64 id)
 {
 	u64 key = tw_key(x, id);
 	unsigned long p = tw_home(key, size), d;
 
-	for (d = 0; d < size; d++) {
+	for (d = 0; d < TW_FIND_BY_ID && d < size; d++) {
+		if (!t[p].node)
+			return NULL;
+		if (t[p].id == id)
+			return &t[p];
+		if (++p == size)
+			p = 0;
+	}
+	for (; d < size; d++) {
 		struct tw_ent *e = &t[p];
 		unsigned long ed;
 		u64 ek;
