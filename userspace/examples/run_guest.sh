@@ -129,14 +129,20 @@ orders_checker >"$log" 2>&1
 report "orders: check verifies a clean run and rejects a doctored database" $? "$log"
 
 # 5. orders: a payment made by another process while the service's timer
-# for that order runs stands; the expiry then finds the order paid.
+# for that order runs stands; the expiry then finds the order paid.  The
+# newest unpaid order is paid as soon as one exists (polled for up to 30 s:
+# a busy host may start the service late), with 8 s of its window left.
 orders_pay() {
 	db=$tmp/pay.db
-	"$here/orders" run --db "$db" --window 4 --rate 50 --pay-fraction 0 \
+	"$here/orders" run --db "$db" --window 8 --rate 50 --pay-fraction 0 \
 		--duration 6 --quiet &
 	bg=$!
-	sleep 1
-	id=$(sqlite3 "$db" "SELECT max(id) FROM orders WHERE state='unpaid'")
+	id=
+	for _ in $(seq 300); do
+		id=$(sqlite3 "$db" "SELECT max(id) FROM orders WHERE state='unpaid'" 2> /dev/null)
+		[ -n "$id" ] && break
+		sleep 0.1
+	done
 	[ -n "$id" ] || { echo "no unpaid order"; wait $bg; return 1; }
 	"$here/orders" pay "$id" --db "$db" || { wait $bg; return 1; }
 	if "$here/orders" pay "$id" --db "$db"; then
