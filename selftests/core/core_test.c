@@ -1289,8 +1289,10 @@ static void test_dump_wrapped_start(void)
  * the named families, the multiples of 2^j for every j up to 47: a key
  * of two multiply-fold steps left them an arithmetic progression, which
  * for some secrets probed 4 to 20 times longer than random ids.  Measured
- * with the key of tw_key() over 12 seeds: mean at most 1.16 times and
- * longest probe at most 1.73 times random ids'; the bounds are 1.25 and 3.
+ * with the key of tw_key() over seeds 101..112 (1,368 family and fill
+ * cases): mean at most 1.16 times and longest probe at most 2.06 times
+ * random ids'; the bounds are 1.25 and 3 (the default seed is fixed, so
+ * this test gives the same numbers on every run).
  */
 #define FLOOD_N 100000
 #define FLOOD_MEAN_X 1.25
