@@ -451,7 +451,7 @@ static u64 tw_inverse(u64 m)
  * @tab: zeroed table of @size slots
  * @size: at least TW_IDX_MIN, below 2^32
  * @secret: random words, the index's key for its life (tw_key()):
- *	get_random_u64() in the kernel, a seed in the tests
+ *	get_random_bytes() in the kernel, a seed in the tests
  */
 void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size,
 		   const u64 secret[TW_SECRET_WORDS])

@@ -36,15 +36,6 @@
 /* The index of each wheel test: room for 240 ids (tw_index_room()). */
 #define TWT_IDX_SIZE	256
 
-/*
- * The id whose key in index @x is @key: tw_key(x, twt_id_of_key(x, k)) == k,
- * so a test can place an id in any bucket, or two ids in one dump cell.
- */
-static u64 twt_id_of_key(const struct tw_index *x, u64 key)
-{
-	return tw_key_id(x, key);
-}
-
 /* splitmix64: a small deterministic generator for the randomised cases. */
 static u64 twt_rand(u64 *s)
 {
@@ -1806,8 +1797,8 @@ static void twt_index_basic(struct kunit *test)
 	u64 seed = 5;
 	unsigned int i;
 
-	KUNIT_EXPECT_EQ(test, tw_key(x, twt_id_of_key(x, s + 100)), s + 100);
-	KUNIT_EXPECT_EQ(test, twt_id_of_key(x, tw_key(x, 12345)), 12345ULL);
+	KUNIT_EXPECT_EQ(test, tw_key(x, tw_key_id(x, s + 100)), s + 100);
+	KUNIT_EXPECT_EQ(test, tw_key_id(x, tw_key(x, 12345)), 12345ULL);
 	KUNIT_EXPECT_EQ(test, twt_home_key(1, 100), s);
 	KUNIT_EXPECT_EQ(test, twt_home(s - 1, 100), 0UL);
 	KUNIT_EXPECT_EQ(test, twt_home(s, 100), 1UL);
@@ -1817,12 +1808,12 @@ static void twt_index_basic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
 
 	/* Three keys at home 5, inserted out of order: stored sorted. */
-	k[0].id = twt_id_of_key(&c->x, 5 * s + 300);
-	k[1].id = twt_id_of_key(&c->x, 5 * s + 100);
-	k[2].id = twt_id_of_key(&c->x, 5 * s + 200);
+	k[0].id = tw_key_id(&c->x, 5 * s + 300);
+	k[1].id = tw_key_id(&c->x, 5 * s + 100);
+	k[2].id = tw_key_id(&c->x, 5 * s + 200);
 	/* Home 6, pushed along by them; then a larger key of home 5. */
-	k[3].id = twt_id_of_key(&c->x, 6 * s);
-	k[4].id = twt_id_of_key(&c->x, 5 * s + 400);
+	k[3].id = tw_key_id(&c->x, 6 * s);
+	k[4].id = tw_key_id(&c->x, 5 * s + 400);
 	for (i = 0; i < 5; i++)
 		twt_ins(c, i, 1000 + i);
 	KUNIT_EXPECT_PTR_EQ(test, x->tab[5].node, &k[1]);
@@ -1835,10 +1826,10 @@ static void twt_index_basic(struct kunit *test)
 	twt_check(c);
 
 	/* Home 99 overflows into slots 0 and 1, ahead of key 0 (id 0). */
-	k[5].id = twt_id_of_key(&c->x, U64_MAX);
+	k[5].id = tw_key_id(&c->x, U64_MAX);
 	k[6].id = 0;
-	k[7].id = twt_id_of_key(&c->x, U64_MAX - 5);
-	k[8].id = twt_id_of_key(&c->x, 99 * s);
+	k[7].id = tw_key_id(&c->x, U64_MAX - 5);
+	k[8].id = tw_key_id(&c->x, 99 * s);
 	for (i = 5; i < 9; i++)
 		twt_ins(c, i, TWHEEL_DEADLINE_MAX - i);
 	KUNIT_EXPECT_PTR_EQ(test, x->tab[99].node, &k[8]);
@@ -1847,9 +1838,9 @@ static void twt_index_basic(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, x->tab[2].node, &k[6]);
 	KUNIT_EXPECT_EQ(test, x->nr, 9UL);
 	twt_check(c);
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(&c->x, 5 * s + 150)));
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(&c->x, 5 * s)));
-	KUNIT_EXPECT_NULL(test, tw_index_find(x, twt_id_of_key(&c->x, U64_MAX - 1)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, tw_key_id(&c->x, 5 * s + 150)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, tw_key_id(&c->x, 5 * s)));
+	KUNIT_EXPECT_NULL(test, tw_index_find(x, tw_key_id(&c->x, U64_MAX - 1)));
 	KUNIT_EXPECT_NULL(test, tw_index_find(x, 1));
 
 	/* The entry is the id's deadline record: written in place. */
@@ -2088,9 +2079,9 @@ static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
 		if (!got && budget && cursor < TW_CURSOR_END) {
 			/* the next cell holds two ids: only with room 1 */
 			KUNIT_ASSERT_EQ(test, r, 1UL);
-			pair = twt_id_of_key(&c->x, cursor << 1);
+			pair = tw_key_id(&c->x, cursor << 1);
 			KUNIT_EXPECT_NOT_NULL(test, tw_index_find(&c->x, pair));
-			pair = twt_id_of_key(&c->x, cursor << 1 | 1);
+			pair = tw_key_id(&c->x, cursor << 1 | 1);
 			KUNIT_EXPECT_NOT_NULL(test, tw_index_find(&c->x, pair));
 			r = 2;
 			got = tw_index_dump(&c->x, &cursor, out, r, &budget);
@@ -2151,8 +2142,8 @@ static void twt_index_dump_resize(struct kunit *test)
 		c->nodes[i].id = twt_rand(&seed);
 		/* a few pairs of ids in one cell */
 		if (i % 50 == 1)
-			c->nodes[i].id = twt_id_of_key(&c->x,
-						       tw_key(&c->x, c->nodes[i - 1].id) ^ 1);
+			c->nodes[i].id = tw_key_id(&c->x,
+						   tw_key(&c->x, c->nodes[i - 1].id) ^ 1);
 		if (i < keep || i % 2)
 			twt_ins(c, i, twt_rand(&seed) >> 2);
 	}
@@ -2185,11 +2176,11 @@ static void twt_index_dump_cell(struct kunit *test)
 	u64 cursor = 0;
 	unsigned int i;
 
-	k[0].id = twt_id_of_key(&c->x, BIT_ULL(62));
-	k[1].id = twt_id_of_key(&c->x, half);
-	k[2].id = twt_id_of_key(&c->x, half + 1);
-	k[3].id = twt_id_of_key(&c->x, half + 4);
-	k[4].id = twt_id_of_key(&c->x, 3ULL << 62);
+	k[0].id = tw_key_id(&c->x, BIT_ULL(62));
+	k[1].id = tw_key_id(&c->x, half);
+	k[2].id = tw_key_id(&c->x, half + 1);
+	k[3].id = tw_key_id(&c->x, half + 4);
+	k[4].id = tw_key_id(&c->x, 3ULL << 62);
 	for (i = 0; i < 5; i++)
 		twt_ins(c, i, 10 + i);
 	KUNIT_EXPECT_EQ(test, tw_key(&c->x, k[2].id) >> 1, tw_key(&c->x, k[1].id) >> 1);
@@ -2246,8 +2237,8 @@ static void twt_index_dump_cell(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, budget, 0UL);
 
 	/* A pair split over the two tables of a resize: 2c old, 2c + 1 new. */
-	k[5].id = twt_id_of_key(&c->x, half + 8);
-	k[6].id = twt_id_of_key(&c->x, half + 9);
+	k[5].id = tw_key_id(&c->x, half + 8);
+	k[6].id = tw_key_id(&c->x, half + 9);
 	twt_ins(c, 5, 15);
 	twt_resize(c, 150);
 	twt_ins(c, 6, 16);
@@ -2354,7 +2345,7 @@ static void twt_index_dump_budget(struct kunit *test)
 	 */
 	c = twt_ix(test, TW_IDX_MIN, 3);
 	for (i = 0; i < 3; i++)
-		c->nodes[i].id = twt_id_of_key(&c->x, 5 * s + 10 + 10 * i);
+		c->nodes[i].id = tw_key_id(&c->x, 5 * s + 10 + 10 * i);
 	for (i = 0; i < 3; i++)
 		twt_ins(c, i, i);
 	KUNIT_EXPECT_PTR_EQ(test, c->x.tab[7].node, &c->nodes[2]);
@@ -2368,8 +2359,8 @@ static void twt_index_dump_budget(struct kunit *test)
 
 	/* The walk crosses the end of the table as the budget runs out. */
 	c = twt_ix(test, TW_IDX_MIN, 2);
-	c->nodes[0].id = twt_id_of_key(&c->x, 62 * s + 1);
-	c->nodes[1].id = twt_id_of_key(&c->x, 63 * s + 1);
+	c->nodes[0].id = tw_key_id(&c->x, 62 * s + 1);
+	c->nodes[1].id = tw_key_id(&c->x, 63 * s + 1);
 	twt_ins(c, 0, 0);
 	for (b = 1; b <= 3; b++) {
 		/* the id's cell is below this cursor: nothing is listed */
@@ -2389,7 +2380,7 @@ static void twt_index_dump_budget(struct kunit *test)
 	 */
 	c = twt_ix(test, 100, 1);
 	KUNIT_EXPECT_TRUE(test, twt_home_key(1, 100) & 1);
-	c->nodes[0].id = twt_id_of_key(&c->x, 50 * twt_home_key(1, 100));
+	c->nodes[0].id = tw_key_id(&c->x, 50 * twt_home_key(1, 100));
 	twt_ins(c, 0, 0);
 	for (b = 1; b <= 2; b++)
 		if (twt_dump_all(c, twt_home_key(1, 100) >> 1, b, 1))
@@ -2485,7 +2476,7 @@ static void twt_index_random(struct kunit *test)
 			key = tw_key(x, c->nodes[i - 1].id) + 1 + i % 4;
 		if (i % 29 == 0)
 			key = U64_MAX - i;
-		c->nodes[i].id = twt_id_of_key(&c->x, key);
+		c->nodes[i].id = tw_key_id(&c->x, key);
 	}
 	for (i = 0; i < nr; i++) {
 		unsigned int j;

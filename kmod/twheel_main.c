@@ -993,7 +993,6 @@ static int tw_open(struct inode *inode, struct file *file)
 	struct tw_ent *tab;
 	struct tw_node *sentinel;
 	u64 secret[TW_SECRET_WORDS];
-	int i;
 
 	wh = kzalloc(sizeof(*wh), GFP_KERNEL_ACCOUNT);
 	tab = kvcalloc(TW_IDX_MIN, sizeof(*tab), GFP_KERNEL_ACCOUNT);
@@ -1013,8 +1012,7 @@ static int tw_open(struct inode *inode, struct file *file)
 	wh->cfg.timeout_ns = TWHEEL_DEFAULT_TIMEOUT_NS;
 	wh->cfg.max_ids = TWHEEL_DEFAULT_MAX_IDS;
 	wh->cfg.clockid = CLOCK_MONOTONIC;
-	for (i = 0; i < TW_SECRET_WORDS; i++)
-		secret[i] = get_random_u64();
+	get_random_bytes(secret, sizeof(secret));
 	tw_index_init(&wh->idx, tab, TW_IDX_MIN, secret);
 	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh), &wh->idx, sentinel);
 	file->private_data = wh;
