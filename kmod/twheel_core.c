@@ -484,17 +484,30 @@ struct tw_ent *tw_index_find(const struct tw_index *x, u64 id)
 }
 
 /**
- * tw_index_room() - whether tw_index_insert() may be called
+ * tw_index_room_for() - whether @ids more ids may be inserted
  * @x: the index
+ * @ids: how many
  *
  * Every entry ends up in the table new ids go to, old ones included once
  * migrated, so that table must hold them all.
  *
- * Return: true while all entries would fill less than 15/16 of that table.
+ * Return: true if all entries, @ids more included, would fill at most
+ * 15/16 of that table.
+ */
+bool tw_index_room_for(const struct tw_index *x, u64 ids)
+{
+	return x->nr + ids <= x->size - x->size / 16;
+}
+
+/**
+ * tw_index_room() - whether tw_index_insert() may be called
+ * @x: the index
+ *
+ * Return: tw_index_room_for() one more id.
  */
 bool tw_index_room(const struct tw_index *x)
 {
-	return x->nr < x->size - x->size / 16;
+	return tw_index_room_for(x, 1);
 }
 
 /**

@@ -258,6 +258,7 @@ void tw_index_init(struct tw_index *x, struct tw_ent *tab, unsigned long size,
 		   const u64 secret[TW_SECRET_WORDS]);
 struct tw_ent *tw_index_find(const struct tw_index *x, u64 id);
 bool tw_index_room(const struct tw_index *x);
+bool tw_index_room_for(const struct tw_index *x, u64 ids);
 struct tw_ent *tw_index_insert(struct tw_index *x, struct tw_node *n,
 			       u64 deadline);
 void tw_index_remove(struct tw_index *x, struct tw_ent *e);

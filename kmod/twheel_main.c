@@ -23,7 +23,21 @@
  * ARM, CANCEL, DUMP and read() work in chunks of at most TW_CHUNK entries
  * (8..64), the expiry work moves at most TW_EXPIRE_BATCH nodes per hold,
  * and the index is resized incrementally (a few entries per chunk).  The
- * lock is dropped between chunks.
+ * lock is dropped between chunks, and a pending signal ends a long call
+ * there with the exact count done.
+ *
+ * A caller with IOCB_NOWAIT (io_uring's inline attempt, RWF_NOWAIT) never
+ * waits for memory, for an event or for an index resize: it allocates
+ * without reclaim, and an index growth it cannot do so is left to the work
+ * (tw_grow(), charged to the opener's memory cgroup); wh->full, written
+ * under the lock and read by poll() without it, keeps EPOLLOUT off until
+ * it is done.  It does take wh->lock with mutex_lock(): no hold sleeps
+ * (nodes come from the cache without reclaim, or are allocated unlocked
+ * by tw_spare(); index tables are allocated with the lock dropped; user
+ * memory is only copied with page faults disabled), so waiting for the
+ * lock is waiting for a bounded run of CPU work, as for a spinlock; a
+ * trylock lost to the expiry work would instead bounce an io_uring request
+ * through its poll again and again, then hand it to a worker thread.
  *
  * No user memory is touched with the lock held, with one exception that
  * cannot sleep: read() copies events to the user with page faults disabled,
@@ -45,6 +59,7 @@
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/hrtimer.h>
+#include <linux/memcontrol.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -53,10 +68,12 @@
 #include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/random.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/twheel.h>
@@ -85,6 +102,13 @@
  * keeps its ids, rather than being killed with all of them.
  */
 #define TW_GFP_GROW	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+/*
+ * The same for an IOCB_NOWAIT caller (io_uring, RWF_NOWAIT), which must not
+ * sleep: no reclaim, and index tables only as large as TW_NOWAIT_TABLE
+ * bytes inline (larger ones are allocated by the work, tw_grow()).
+ */
+#define TW_GFP_NOWAIT	(GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN)
+#define TW_NOWAIT_TABLE	(64 << 10)
 
 static_assert(TWHEEL_DEADLINE_MAX == KTIME_MAX);
 static_assert(TWHEEL_DEADLINE_MAX / TWHEEL_TICK_MIN_NS + 1 < TW_TICKS_MAX);
@@ -142,9 +166,13 @@ struct twheel {
 	u64 timer_at;		/* when the hrtimer or a queued work runs */
 	struct work_struct work;
 	struct tw_user *user;
+	struct mem_cgroup *memcg;	/* the opener's, charged by the work */
 	bool closing;
 	struct tw_ent *garbage;	/* an old index table, freed unlocked */
 	bool wake;		/* events were queued under the lock */
+	bool wake_out;		/* the index grew for a nowait writer */
+	unsigned long grow;	/* the work is to make room for as many ids */
+	bool full;		/* a nowait writer waits for tw_grow() */
 	u64 timer_fires;
 	u64 touches, arms, cancels, expirations, delivered, discarded;
 	u64 runs, hold_max;
@@ -262,6 +290,14 @@ static void tw_mutex_unlock(struct twheel *wh)
 	kvfree(garbage);
 }
 
+/* Switch the index to @tab; the work finishes if the ids stop. */
+static void tw_start_resize(struct twheel *wh, struct tw_ent *tab,
+			    unsigned long size)
+{
+	tw_index_start_resize(&wh->idx, tab, size);
+	queue_work(system_highpri_wq, &wh->work);
+}
+
 /* Start or continue an incremental resize of the index; may drop the lock. */
 static void tw_maintain(struct twheel *wh, unsigned long ids)
 {
@@ -297,16 +333,68 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		 * lost every such race.
 		 */
 		if (tab && tw_index_want_size(x, ids) &&
-		    tw_index_fits((u64)x->nr + ids, size)) {
-			tw_index_start_resize(x, tab, size);
-			tab = NULL;
-			/* the work finishes the migration if the ids stop */
-			queue_work(system_highpri_wq, &wh->work);
-		}
-		kvfree(tab);
+		    tw_index_fits((u64)x->nr + ids, size))
+			tw_start_resize(wh, tab, size);
+		else
+			kvfree(tab);
 	}
 	if (x->old)
 		tw_migrate(wh, (ids + 1) * TW_MIGRATE);
+}
+
+/* Have the work make room for @ids more ids (tw_grow()). */
+static void tw_grow_later(struct twheel *wh, unsigned long ids)
+{
+	if (!wh->grow)
+		queue_work(system_highpri_wq, &wh->work);
+	wh->grow = max(wh->grow, ids);
+}
+
+/*
+ * tw_maintain() for a caller that must not sleep: migrate as much, grow
+ * the index inline only if a small table can be had without reclaim, and
+ * otherwise leave the growth to the work.  New ids then use the room left
+ * below 15/16 (tw_index_room()) until the work has grown the table.
+ */
+static void tw_maintain_nowait(struct twheel *wh, unsigned long ids)
+{
+	struct tw_index *x = &wh->idx;
+	unsigned long size = tw_index_want_size(x, ids);
+
+	lockdep_assert_held(&wh->lock);
+	if (size) {
+		struct tw_ent *tab = NULL;
+
+		if (size <= TW_NOWAIT_TABLE / sizeof(*tab))
+			tab = kvcalloc(size, sizeof(*tab), TW_GFP_NOWAIT);
+		if (tab)
+			tw_start_resize(wh, tab, size);
+		else
+			tw_grow_later(wh, ids);
+	}
+	if (x->old)
+		tw_migrate(wh, (ids + 1) * TW_MIGRATE);
+}
+
+/*
+ * The work's share of a nowait writer's growth, with the lock held (it may
+ * drop it): grow as a blocking writer would, charged to the opener's memory
+ * cgroup, then let writers waiting in poll for EPOLLOUT retry, even if the
+ * table could not be had (the retry then reports the error).
+ */
+static void tw_grow(struct twheel *wh)
+{
+	struct mem_cgroup *old = set_active_memcg(wh->memcg);
+	unsigned long ids = wh->grow;
+
+	wh->grow = 0;
+	tw_maintain(wh, ids);
+	set_active_memcg(old);
+	/* unless a writer asked for more while the lock was dropped */
+	if (wh->full && !wh->grow) {
+		WRITE_ONCE(wh->full, false);
+		wh->wake_out = true;
+	}
 }
 
 /* Take the lock for a chunk of @ids operations; returns the time. */
@@ -321,15 +409,51 @@ static u64 tw_lock(struct twheel *wh, unsigned long ids)
 	return now;
 }
 
+/*
+ * tw_lock() for an IOCB_NOWAIT caller about to add up to @ids ids: false,
+ * without allocating with reclaim, if the index has no room for them until
+ * the work grows it (poll() reports EPOLLOUT again then).
+ */
+static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
+{
+	mutex_lock(&wh->lock);
+	/* ids past max_ids fail with ENOSPC, they need no room */
+	ids = min(ids, wh->cfg.max_ids - wh->idx.nr);
+	tw_maintain_nowait(wh, ids);
+	if (!tw_index_room_for(&wh->idx, ids)) {
+		WRITE_ONCE(wh->full, true);
+		tw_grow_later(wh, ids);
+		tw_mutex_unlock(wh);
+		return false;
+	}
+	*now = tw_now(wh);
+	tw_wheel_catch_up(&wh->w, *now);
+	return true;
+}
+
+/* Wake the pollers of what the last lock hold changed; before the unlock. */
+static __poll_t tw_wake_mask(struct twheel *wh)
+{
+	__poll_t mask = 0;
+
+	if (wh->wake)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (wh->wake_out)
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	wh->wake = false;
+	wh->wake_out = false;
+	return mask;
+}
+
 static void tw_unlock(struct twheel *wh)
 {
-	bool wake = wh->wake;
+	__poll_t wake;
 
 	tw_rearm(wh);
-	wh->wake = false;
+	wake = tw_wake_mask(wh);
 	tw_mutex_unlock(wh);
 	if (wake)
-		wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
+		wake_up_poll(&wh->wq, wake);
 }
 
 static void tw_uncharge(struct twheel *wh, long n)
@@ -350,8 +474,30 @@ static struct tw_node *tw_node_alloc(u64 id, gfp_t gfp)
 	return n;
 }
 
-/* A new node for @id, in the index but on no list; returns its entry. */
-static struct tw_ent *tw_node_new(struct twheel *wh, u64 id, int *err)
+/*
+ * What a write() or an ARM carries from one lock hold to the next: nothing
+ * sleeps under the lock, so a node the cache cannot give without reclaim
+ * is allocated unlocked (tw_spare()) and the id tried again.
+ */
+struct tw_call {
+	struct tw_node *spare;	/* for the next new id */
+	bool nowait;		/* IOCB_NOWAIT: no reclaim at all */
+};
+
+/* A spare node, with the lock dropped: 0 or -ENOMEM. */
+static int tw_spare(struct tw_call *c)
+{
+	c->spare = tw_node_alloc(0, TW_GFP_GROW);
+	return c->spare ? 0 : -ENOMEM;
+}
+
+/*
+ * A new node for @id, in the index but on no list; returns its entry.
+ * Fails with -EAGAIN for want of a node the cache could give only with
+ * reclaim: a blocking caller then gets one from tw_spare() and tries again.
+ */
+static struct tw_ent *tw_node_new(struct twheel *wh, u64 id,
+				  struct tw_call *c, int *err)
 {
 	struct tw_node *n;
 
@@ -369,16 +515,31 @@ static struct tw_ent *tw_node_new(struct twheel *wh, u64 id, int *err)
 		*err = -ENOSPC;
 		return NULL;
 	}
-	/* the index was grown before the chunk; this fails only on ENOMEM */
+	/*
+	 * A blocking caller grew the index before the chunk: this fails only
+	 * on ENOMEM.  A nowait one waits for the work to grow it.
+	 */
 	if (!tw_index_room(&wh->idx)) {
 		tw_uncharge(wh, 1);
 		*err = -ENOMEM;
+		if (c->nowait) {
+			WRITE_ONCE(wh->full, true);
+			tw_grow_later(wh, TW_CHUNK);
+			*err = -EAGAIN;
+		}
 		return NULL;
 	}
-	n = tw_node_alloc(id, TW_GFP_GROW);
+	n = c->spare;
+	c->spare = NULL;
+	if (n) {
+		n->id = id;
+		n->data = 0;
+	} else {
+		n = tw_node_alloc(id, TW_GFP_NOWAIT);
+	}
 	if (!n) {
 		tw_uncharge(wh, 1);
-		*err = -ENOMEM;
+		*err = -EAGAIN;
 		return NULL;
 	}
 	return tw_index_insert(&wh->idx, n, 0);
@@ -432,7 +593,8 @@ static void tw_place(struct twheel *wh, struct tw_ent *e, u64 deadline,
  * error nothing has changed.
  */
 static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
-			     const u64 *data, bool noreplace, u64 now)
+			     const u64 *data, bool noreplace, struct tw_call *c,
+			     u64 now)
 {
 	struct tw_ent *e = tw_index_find(&wh->idx, id);
 	int err;
@@ -449,7 +611,7 @@ static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
 	if (e) {
 		tw_detach(wh, e);
 	} else {
-		e = tw_node_new(wh, id, &err);
+		e = tw_node_new(wh, id, c, &err);
 		if (!e)
 			return ERR_PTR(err);
 	}
@@ -472,32 +634,64 @@ static long tw_copy_in(void *dst, const void __user *src, unsigned long n,
 	return n ? n : -EFAULT;
 }
 
-static ssize_t tw_write(struct file *file, const char __user *buf,
-			size_t count, loff_t *ppos)
+/*
+ * Whether a long call should stop between chunks, having done @done: for
+ * a signal, not for task_work (TIF_NOTIFY_SIGNAL, which signal_pending()
+ * counts too): io_uring queues that on its submitter, and stopping for it
+ * would only cut io_uring's own writes short.
+ */
+static int tw_interrupted(bool done)
 {
-	struct twheel *wh = file->private_data;
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	if (task_sigpending(current))
+		return done ? -EINTR : -ERESTARTSYS;
+	return 0;
+}
+
+/*
+ * Touch every id of @from, in chunks.  Ids may straddle iovecs.  The count
+ * returned is that of the ids that took effect, exactly: a fault, an error
+ * or a signal between chunks ends the write there.  With IOCB_NOWAIT
+ * (io_uring, RWF_NOWAIT) nothing waits for memory: ids that need more than
+ * the caller can have without reclaim end it with the ids done, or -EAGAIN
+ * for none; poll() reports EPOLLOUT again once the index has room.
+ */
+static ssize_t tw_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct twheel *wh = iocb->ki_filp->private_data;
+	struct tw_call c = { .nowait = iocb->ki_flags & IOCB_NOWAIT };
+	size_t count = iov_iter_count(from), done = 0;
 	u64 ids[TW_CHUNK];
-	size_t done = 0;
 	int err = 0;
 
 	if (count % sizeof(u64))
 		return -EINVAL;
 	while (done < count) {
-		long n = tw_copy_in(ids, buf + done,
-				    min(count - done, sizeof(ids)) / sizeof(u64),
-				    sizeof(u64));
+		size_t want = min(count - done, sizeof(ids));
+		size_t got = copy_from_iter(ids, want, from);
+		long n = got / sizeof(u64), i;
 		u64 now, deadline;
-		long i;
 
-		if (n < 0) {
-			err = n;
+		if (!n) {
+			err = -EFAULT;
 			break;
 		}
-		now = tw_lock(wh, n);
+		if (c.nowait) {
+			/* room for the whole write: a short count is rare */
+			if (!tw_lock_nowait(wh, done ? n : (count - done) / sizeof(u64),
+					    &now)) {
+				iov_iter_revert(from, got);
+				err = -EAGAIN;
+				break;
+			}
+		} else {
+			now = tw_lock(wh, n);
+		}
 		deadline = tw_deadline(now, wh->cfg.timeout_ns);
 		for (i = 0; i < n; i++) {
 			struct tw_ent *e = tw_set(wh, ids[i], deadline, NULL,
-						  false, now);
+						  false, &c, now);
 
 			if (IS_ERR(e)) {
 				err = PTR_ERR(e);
@@ -510,14 +704,22 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
 		wh->touches += i;
 		tw_unlock(wh);
 		done += i * sizeof(u64);
-		if (err)
+		/* what was copied but not done stays in @from */
+		if (got > i * sizeof(u64))
+			iov_iter_revert(from, got - i * sizeof(u64));
+		if (err == -EAGAIN && !c.nowait)
+			err = tw_spare(&c);	/* and the id again */
+		if (err || (got < want && i == n))
 			break;
-		if (fatal_signal_pending(current)) {
-			err = -EINTR;
-			break;
+		if (done < count) {
+			err = tw_interrupted(done);
+			if (err)
+				break;
+			cond_resched();
 		}
-		cond_resched();
 	}
+	if (c.spare)
+		kmem_cache_free(tw_node_cache, c.spare);
 	return done ? done : err;
 }
 
@@ -525,16 +727,19 @@ static ssize_t tw_write(struct file *file, const char __user *buf,
  * Events are copied only into memory already faulted in (without writing
  * to it), whole records at a time, with page faults disabled under the
  * lock: an event leaves the queue only once it is in the user's buffer, and
- * nothing is written past the records read() returns.
+ * nothing is written past the records read() returns.  Records may straddle
+ * iovecs.  A read returns once it has copied some events and the queue is
+ * empty; with O_NONBLOCK or IOCB_NOWAIT it never waits for an event.
  */
-static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
-		       loff_t *ppos)
+static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
+	struct file *file = iocb->ki_filp;
 	struct twheel *wh = file->private_data;
+	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
 	struct twheel_event ev[TW_READ_CHUNK];
 	struct tw_ent *ent[TW_READ_CHUNK];
 	const size_t sz = sizeof(ev[0]);
-	size_t done = 0, safe = 0;
+	size_t count = iov_iter_count(to), done = 0, safe = 0;
 	int err;
 
 	if (count < sz)
@@ -543,12 +748,12 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 	while (done < count) {
 		unsigned long n = 0, ok, i;
 		struct tw_node *node;
-		size_t left;
+		size_t copied;
 
 		if (!tw_has_events(wh)) {
 			if (done)
 				break;
-			if (file->f_flags & O_NONBLOCK)
+			if (nowait || (file->f_flags & O_NONBLOCK))
 				return -EAGAIN;
 			err = wait_event_interruptible(wh->wq, tw_has_events(wh));
 			if (err)
@@ -557,8 +762,7 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 		if (safe < sz) {
 			size_t want = min_t(size_t, count - done, TW_READ_FAULT_IN);
 
-			safe = access_ok(buf + done, want) ?
-			       want - fault_in_safe_writeable(buf + done, want) : 0;
+			safe = want - fault_in_iov_iter_writeable(to, want);
 			safe -= safe % sz;
 			if (!safe)
 				break;
@@ -575,9 +779,12 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 			n++;
 		}
 		pagefault_disable();
-		left = __copy_to_user_inatomic(buf + done, ev, n * sz);
+		copied = copy_to_iter(ev, n * sz, to);
 		pagefault_enable();
-		ok = (n * sz - left) / sz;
+		ok = copied / sz;
+		/* a page went away: the part of a record stays unread */
+		if (copied % sz)
+			iov_iter_revert(to, copied % sz);
 		for (i = 0; i < ok; i++) {
 			node = tw_wheel_pop(&wh->w);
 			/*
@@ -589,11 +796,15 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 			tw_node_free(wh, ent[i]);
 		}
 		wh->delivered += ok;
-		tw_maintain(wh, ok);
+		if (nowait)
+			tw_maintain_nowait(wh, 0);
+		else
+			tw_maintain(wh, ok);
 		tw_mutex_unlock(wh);
 		done += ok * sz;
 		safe = ok < n ? 0 : safe - ok * sz;	/* a page went away */
-		cond_resched();
+		if (!nowait)
+			cond_resched();
 	}
 	return done ? done : -EFAULT;
 }
@@ -601,11 +812,14 @@ static ssize_t tw_read(struct file *file, char __user *buf, size_t count,
 static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 {
 	struct twheel *wh = file->private_data;
-	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+	__poll_t mask = 0;
 
 	poll_wait(file, &wh->wq, wait);
 	if (tw_has_events(wh))
 		mask |= EPOLLIN | EPOLLRDNORM;
+	/* false only while a nowait writer waits for the index to grow */
+	if (!READ_ONCE(wh->full))
+		mask |= EPOLLOUT | EPOLLWRNORM;
 	return mask;
 }
 
@@ -633,9 +847,12 @@ static void tw_work_fn(struct work_struct *work)
 	unsigned long expired, before;
 	struct tw_node *first;
 	u64 now, held, t0;
-	bool more, wake, again;
+	bool more, again;
+	__poll_t wake;
 
 	mutex_lock(&wh->lock);
+	if (wh->grow && !wh->closing)
+		tw_grow(wh);	/* drops the lock while it allocates */
 	if (wh->closing) {
 		tw_mutex_unlock(wh);
 		return;
@@ -663,14 +880,13 @@ static void tw_work_fn(struct work_struct *work)
 	wh->hold_max = max(wh->hold_max, held);
 	trace_twheel_tick(wh, now, expired, TW_EXPIRE_BATCH - budget,
 			  held, more);
-	wake = wh->wake;
-	wh->wake = false;
+	wake = tw_wake_mask(wh);
 	/* under the lock: release() sets closing, then cancels the work */
 	if (again)
 		queue_work(system_highpri_wq, &wh->work);
 	tw_mutex_unlock(wh);
 	if (wake)
-		wake_up_poll(&wh->wq, EPOLLIN | EPOLLRDNORM);
+		wake_up_poll(&wh->wq, wake);
 }
 
 static u64 tw_mem_bytes(const struct twheel *wh)
@@ -765,6 +981,7 @@ static int tw_batch_out(struct twheel_batch __user *arg, u64 done, int err)
 static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 {
 	struct twheel_arm e[TW_ARM_CHUNK];
+	struct tw_call c = {};
 	struct twheel_batch b;
 	u64 done = 0;
 	int err;
@@ -799,7 +1016,7 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 				deadline = tw_deadline(now, deadline ?:
 						       wh->cfg.timeout_ns);
 			ent = tw_set(wh, e[i].id, deadline, &e[i].data,
-				     e[i].flags & TWHEEL_ARM_NOREPLACE, now);
+				     e[i].flags & TWHEEL_ARM_NOREPLACE, &c, now);
 			if (IS_ERR(ent)) {
 				err = PTR_ERR(ent);
 				break;
@@ -810,10 +1027,19 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 		wh->arms += i;
 		tw_unlock(wh);
 		done += i;
+		if (err == -EAGAIN)
+			err = tw_spare(&c);	/* and the entry again */
 		if (err)
 			break;
-		cond_resched();
+		if (done < b.count) {
+			err = tw_interrupted(done);
+			if (err)
+				break;
+			cond_resched();
+		}
 	}
+	if (c.spare)
+		kmem_cache_free(tw_node_cache, c.spare);
 	return tw_batch_out(arg, done, err);
 }
 
@@ -853,6 +1079,14 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 		}
 		tw_unlock(wh);
 		pos += n;
+		/*
+		 * Only a fatal signal ends a CANCEL: done counts the ids
+		 * removed, so it could not tell the caller where to resume.
+		 */
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
 		cond_resched();
 	}
 	return tw_batch_out(arg, done, err);
@@ -923,7 +1157,16 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		}
 		done += nr;
 		d.cursor = cursor;
-		cond_resched();
+		if (done < d.count && d.cursor < TW_CURSOR_END) {
+			/* a signal ends a dump short, as it would a read() */
+			err = tw_interrupted(done);
+			if (err) {
+				if (done && !fatal_signal_pending(current))
+					err = 0;
+				break;
+			}
+			cond_resched();
+		}
 	}
 	d.done = done;
 	if (copy_to_user(arg, &d, sizeof(d)))
@@ -1015,9 +1258,12 @@ static int tw_open(struct inode *inode, struct file *file)
 	get_random_bytes(secret, sizeof(secret));
 	tw_index_init(&wh->idx, tab, TW_IDX_MIN, secret);
 	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh), &wh->idx, sentinel);
+	wh->memcg = get_mem_cgroup_from_mm(current->mm);
 	file->private_data = wh;
 	atomic_inc(&tw_fds);
-	return stream_open(inode, file);
+	stream_open(inode, file);
+	file->f_mode |= FMODE_NOWAIT;
+	return 0;
 nomem:
 	if (sentinel)
 		kmem_cache_free(tw_node_cache, sentinel);
@@ -1049,6 +1295,7 @@ static int tw_release(struct inode *inode, struct file *file)
 	kvfree(wh->idx.old);
 	kvfree(wh->idx.tab);
 	tw_user_put(wh->user);
+	mem_cgroup_put(wh->memcg);
 	mutex_destroy(&wh->lock);
 	kfree(wh);
 	atomic_dec(&tw_fds);
@@ -1059,8 +1306,8 @@ static const struct file_operations tw_fops = {
 	.owner		= THIS_MODULE,
 	.open		= tw_open,
 	.release	= tw_release,
-	.read		= tw_read,
-	.write		= tw_write,
+	.read_iter	= tw_read_iter,
+	.write_iter	= tw_write_iter,
 	.poll		= tw_poll,
 	.unlocked_ioctl	= tw_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,

@@ -66,10 +66,8 @@ struct twheel_config {
  *	TWHEEL_ARM_ABSTIME the absolute deadline.  Values above
  *	TWHEEL_DEADLINE_MAX are rejected (EINVAL, like a negative timespec for
  *	timerfd); now + timeout saturates at TWHEEL_DEADLINE_MAX.
- * @data: payload returned with the id's event.  An id that never carried
- *	data uses a smaller node; its first non-zero @data moves it to a
- *	larger one, so ARM may fail with ENOMEM even for an existing id
- *	(which is then left as it was).
+ * @data: payload returned with the id's event (every id has room for it:
+ *	ARM of an existing id never fails for want of memory)
  * @flags: TWHEEL_ARM_*
  * @reserved: must be 0
  */
@@ -86,7 +84,9 @@ struct twheel_arm {
  * @ptr: user pointer to struct twheel_arm[@count] (ARM) or __u64[@count] (CANCEL)
  * @count: number of entries
  * @done: out: ARM: entries that took effect (on error, the index of the
- *	failing entry); CANCEL: ids that were removed (absent ids are skipped)
+ *	failing entry; a signal ends a long ARM with EINTR there); CANCEL: ids
+ *	that were removed (absent ids are skipped; only a fatal signal ends
+ *	a CANCEL, as this count cannot say where to resume)
  * @flags: must be 0
  * @reserved: must be 0
  */

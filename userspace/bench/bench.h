@@ -87,7 +87,7 @@ extern const struct contender_ops scan_ops, timerfd_ops, twheel_ops,
 /* twheel-only extras (c_twheel.c) */
 struct twheel_stats;
 int twheel_get_stats(struct contender *c, struct twheel_stats *st);
-/* ARM with a relative timeout and non-zero data (ids in the larger node) */
+/* ARM with a relative timeout and non-zero data (the node holds it) */
 int twheel_arm_data(struct contender *c, const uint64_t *ids, size_t n,
 		    uint64_t timeout_ns);
 int twheel_fd(struct contender *c);
