@@ -44,6 +44,7 @@ packages=(
 	clang
 	libclang-rt-14-dev
 	gcc-multilib
+	liburing-dev
 	"$@"
 )
 

@@ -142,6 +142,8 @@ if [ -d selftests/m32 ]; then
 	export TWHEEL_FAULT_KMEMLEAK=0
 	for t in selftests/twheel_*_test; do
 		b=$(basename "$t")
+		# liburing is 64-bit only on Debian (selftests/Makefile)
+		[ "$b" = twheel_uring_test ] && continue
 		if [ ! -x "selftests/m32/$b" ]; then
 			not_ok "selftests/m32/$b is built"
 			continue
