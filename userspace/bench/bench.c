@@ -41,7 +41,8 @@
 #include "bench.h"
 
 static const struct contender_ops *all_ops[] = {
-	&scan_ops, &timerfd_ops, &twheel_ops, &inproc_ops,
+	&scan_ops, &timerfd_ops, &twheel_ops, &inproc_ops, &uring_ops,
+	&sqpoll_ops,
 };
 
 struct opts {

@@ -7,6 +7,7 @@
  *   scan     a hash map id -> last_seen and a loop scanning it every tick
  *   timerfd  one timerfd per id, all in one epoll set
  *   twheel   /dev/twheel: write() touches, read() expirations
+ *   uring, sqpoll  the same, touched through io_uring (touch runs only)
  *   inproc   kmod/twheel_core.c linked into this process (malloc'd nodes)
  *
  * This header is shared by every file, including c_inproc.c, which is
@@ -82,7 +83,7 @@ struct contender {
 };
 
 extern const struct contender_ops scan_ops, timerfd_ops, twheel_ops,
-	inproc_ops;
+	inproc_ops, uring_ops, sqpoll_ops;
 
 /* twheel-only extras (c_twheel.c) */
 struct twheel_stats;

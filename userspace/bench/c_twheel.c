@@ -3,6 +3,11 @@
  * Contender "twheel": /dev/twheel.  Touches are write() batches of ids,
  * setup and bursts use TWHEEL_IOC_ARM with absolute deadlines, expirations
  * come from poll() + read() of struct twheel_event records.
+ *
+ * Contenders "uring" and "sqpoll": the same wheel on a blocking fd, with
+ * touches as IORING_OP_WRITEs of up to 1024 ids each, every SQE of a call
+ * in one submit (a 8192-id call is 8 SQEs), waiting for their CQEs; with
+ * SQPOLL the kernel thread submits and the bench spins on the CQ ring.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,16 +18,24 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/uio.h>
+#include <liburing.h>
 #include <linux/twheel.h>
 
 #include "bench.h"
 
 #define TW_READ_EVENTS	1024	/* events per read() */
 #define TW_ARM_BATCH	1024	/* entries per TWHEEL_IOC_ARM */
+#define TW_URING_IDS	1024	/* ids per IORING_OP_WRITE */
+#define TW_URING_SQES	64	/* ring size: 64K ids per touch call */
+
+enum tw_via { TW_WRITE, TW_URING, TW_SQPOLL };
 
 struct tw {
 	struct contender c;
 	int fd;
+	enum tw_via via;
+	struct io_uring ring;	/* TW_URING, TW_SQPOLL */
 	struct twheel_event *ev;
 	struct twheel_arm *arm;
 };
@@ -43,13 +56,17 @@ int twheel_get_stats(struct contender *c, struct twheel_stats *st)
 	return ioctl(tw_of(c)->fd, TWHEEL_IOC_GET_STATS, st) ? -errno : 0;
 }
 
-static int tw_open(struct contender **cp, const struct copts *o)
+static int tw_open_via(struct contender **cp, const struct copts *o,
+		       enum tw_via via)
 {
 	struct twheel_config cfg;
 	struct tw *t;
 
 	t = xcalloc(1, sizeof(*t));
-	t->fd = open("/dev/twheel", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	t->via = via;
+	/* io_uring waits in its poll only on a blocking fd */
+	t->fd = open("/dev/twheel", O_RDWR | O_CLOEXEC |
+		     (via == TW_WRITE ? O_NONBLOCK : 0));
 	if (t->fd < 0) {
 		int err = -errno;
 
@@ -67,10 +84,35 @@ static int tw_open(struct contender **cp, const struct copts *o)
 		    (unsigned long long)cfg.tick_ns,
 		    (unsigned long long)cfg.timeout_ns,
 		    (unsigned long long)cfg.max_ids);
+	if (via != TW_WRITE) {
+		struct io_uring_params p = {
+			.flags = via == TW_SQPOLL ? IORING_SETUP_SQPOLL : 0,
+			.sq_thread_idle = 1000,
+		};
+		int err = io_uring_queue_init_params(TW_URING_SQES, &t->ring, &p);
+
+		if (err)
+			die("io_uring_queue_init_params: %s", strerror(-err));
+	}
 	t->ev = xcalloc(TW_READ_EVENTS, sizeof(*t->ev));
 	t->arm = xcalloc(TW_ARM_BATCH, sizeof(*t->arm));
 	*cp = &t->c;
 	return 0;
+}
+
+static int tw_open(struct contender **cp, const struct copts *o)
+{
+	return tw_open_via(cp, o, TW_WRITE);
+}
+
+static int tw_open_uring(struct contender **cp, const struct copts *o)
+{
+	return tw_open_via(cp, o, TW_URING);
+}
+
+static int tw_open_sqpoll(struct contender **cp, const struct copts *o)
+{
+	return tw_open_via(cp, o, TW_SQPOLL);
 }
 
 /*
@@ -135,13 +177,75 @@ static int tw_touch(struct contender *c, const uint64_t *ids, size_t n,
 	return 0;
 }
 
+/* Queue an IORING_OP_WRITE of ids @off.. of @ids, @k of them. */
+static void tw_prep_write(struct tw *t, const uint64_t *ids, size_t off,
+			  size_t k)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+
+	io_uring_prep_write(sqe, t->fd, ids + off, (unsigned int)(k * sizeof(*ids)), 0);
+	io_uring_sqe_set_data64(sqe, (uint64_t)off << 32 | k);
+}
+
+/*
+ * Touch through io_uring: one SQE per TW_URING_IDS ids, all in one submit,
+ * then their CQEs (a short write, legal with IOCB_NOWAIT, is sent again).
+ */
+static int tw_touch_uring(struct contender *c, const uint64_t *ids, size_t n,
+			  uint64_t now)
+{
+	struct tw *t = tw_of(c);
+	size_t off, inflight = 0;
+	int r;
+
+	(void)now;
+	if (n > (size_t)TW_URING_IDS * TW_URING_SQES)
+		return -E2BIG;
+	for (off = 0; off < n; off += TW_URING_IDS, inflight++)
+		tw_prep_write(t, ids, off,
+			      n - off < TW_URING_IDS ? n - off : TW_URING_IDS);
+	while (inflight) {
+		struct io_uring_cqe *cqe;
+		uint64_t tag;
+		size_t k;
+
+		r = io_uring_submit(&t->ring);
+		if (r < 0)
+			return r;
+		if (t->via == TW_SQPOLL) {
+			while (io_uring_peek_cqe(&t->ring, &cqe))
+				;	/* the SQ thread works on the other CPU */
+		} else {
+			r = io_uring_wait_cqe(&t->ring, &cqe);
+			if (r < 0)
+				return r;
+		}
+		r = cqe->res;
+		tag = io_uring_cqe_get_data64(cqe);
+		io_uring_cqe_seen(&t->ring, cqe);
+		inflight--;
+		if (r < 0)
+			return r;
+		k = tag & 0xffffffff;
+		if ((size_t)r < k * sizeof(*ids)) {
+			off = (tag >> 32) + (size_t)r / sizeof(*ids);
+			k -= (size_t)r / sizeof(*ids);
+			tw_prep_write(t, ids, off, k);
+			inflight++;
+		}
+	}
+	return 0;
+}
+
 /* Read every queued event; returns how many, or -errno. */
 static long tw_drain(struct tw *t, struct sink *s)
 {
 	long total = 0;
 
 	for (;;) {
-		ssize_t r = read(t->fd, t->ev, TW_READ_EVENTS * sizeof(*t->ev));
+		struct iovec iov = { t->ev, TW_READ_EVENTS * sizeof(*t->ev) };
+		/* the io_uring contenders' fd blocks: ask not to wait */
+		ssize_t r = preadv2(t->fd, &iov, 1, -1, RWF_NOWAIT);
 		uint64_t seen;
 		long i, k;
 
@@ -205,6 +309,8 @@ static void tw_close(struct contender *c)
 {
 	struct tw *t = tw_of(c);
 
+	if (t->via != TW_WRITE)
+		io_uring_queue_exit(&t->ring);
 	close(t->fd);
 	free(t->ev);
 	free(t->arm);
@@ -236,6 +342,26 @@ const struct contender_ops twheel_ops = {
 	.open = tw_open,
 	.arm_abs = tw_arm_abs,
 	.touch = tw_touch,
+	.wait = tw_wait,
+	.close = tw_close,
+	.settle = tw_settle,
+};
+
+const struct contender_ops uring_ops = {
+	.name = "uring",
+	.open = tw_open_uring,
+	.arm_abs = tw_arm_abs,
+	.touch = tw_touch_uring,
+	.wait = tw_wait,
+	.close = tw_close,
+	.settle = tw_settle,
+};
+
+const struct contender_ops sqpoll_ops = {
+	.name = "sqpoll",
+	.open = tw_open_sqpoll,
+	.arm_abs = tw_arm_abs,
+	.touch = tw_touch_uring,
 	.wait = tw_wait,
 	.close = tw_close,
 	.settle = tw_settle,

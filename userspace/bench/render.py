@@ -25,9 +25,11 @@ LABEL = {
     "inproc": "in-process wheel",
     "timerfd": "timerfd + epoll",
     "scan": "map + scan",
+    "uring": "twheel through io_uring",
+    "sqpoll": "twheel through io_uring, SQPOLL",
 }
 COLOR = {"twheel": "#1f77b4", "inproc": "#2ca02c", "timerfd": "#d62728",
-         "scan": "#ff7f0e"}
+         "scan": "#ff7f0e", "uring": "#9467bd", "sqpoll": "#8c564b"}
 
 
 def load(path):
@@ -82,7 +84,7 @@ def pick(rows, workload, contender=None, n=None, tag=None, **match):
     return out
 
 
-def paired(rows, n, num_sel, den_sel):
+def paired(rows, n, num_sel, den_sel, tag=None):
     """Ratios num/den of two touch series, round by round of the same run.
 
     num_sel, den_sel: (contender, batch or None).  Touch runs hold every
@@ -90,12 +92,12 @@ def paired(rows, n, num_sel, den_sel):
     ratio of two series in the same round sees the same outside noise.
     """
     out = []
-    reps = sorted({r.get("rep") for r in pick(rows, "touch", n=n)})
+    reps = sorted({r.get("rep") for r in pick(rows, "touch", n=n, tag=tag)})
     for rep in reps:
         def series(sel):
             c, b = sel
             m = {"batch": b} if b else {}
-            r = pick(rows, "touch", c, n, rep=rep, **m)
+            r = pick(rows, "touch", c, n, tag=tag, rep=rep, **m)
             return r[0].get("rounds_ns") if r else None
         a, b = series(num_sel), series(den_sel)
         if a and b and len(a) == len(b):
@@ -516,6 +518,40 @@ def heartbeat_section(d, rows, plots):
                               "Heartbeat lateness p99 vs N"))
 
 
+def uring_section(d, rows):
+    """Touch through io_uring (tag io_uring) against write()."""
+    ns = sorted({r.get("n") for r in pick(rows, "touch", tag="io_uring")})
+    if not ns:
+        return
+    d.p("### Touch through io_uring")
+    d.p()
+    d.p("The same touch run with twheel alone, three ways on one wheel "
+        "each: write() on an O_NONBLOCK fd, and IORING_OP_WRITE on a "
+        "blocking fd, 1024 ids per SQE, every SQE of a call in one submit "
+        "(a call of 8192 ids is 8 SQEs), then waiting for the CQEs "
+        "(io_uring_wait_cqe); with SQPOLL the kernel's SQ thread submits "
+        "and the bench spins on the CQ ring, so it counts no syscall but "
+        "keeps a second CPU busy.  The ratio divides each round by "
+        "write(1024) in the same round.")
+    d.p()
+    out = []
+    for n in ns:
+        for c, lab in (("twheel", "write()"), ("uring", "io_uring"),
+                       ("sqpoll", "io_uring, SQPOLL")):
+            for b in (1024, 8192):
+                a = agg(pick(rows, "touch", c, n, tag="io_uring", batch=b),
+                        "ns_per_touch")
+                if not a:
+                    continue
+                pr = paired(rows, n, (c, b), ("twheel", 1024), tag="io_uring")
+                out.append([nfmt(n), lab, "{} ids ({} SQE{})".format(
+                    b, b // 1024, "s" if b > 1024 else "")
+                    if c != "twheel" else "{} ids per call".format(b),
+                    len(a.v), cell(a), cell(pr) + "×" if pr else "–"])
+    d.table(["N", "how", "per call", "runs", "ns per touch",
+             "÷ write(1024), paired by round"], out)
+
+
 def touch_section(d, rows, plots):
     d.p("## Touch throughput")
     d.p()
@@ -585,6 +621,7 @@ def touch_section(d, rows, plots):
         d.table(["ids", "N", "runs", "twheel write(1024) ns per touch",
                  "in-process ×1024 ns per touch",
                  "twheel ÷ twheel with random ids"], out)
+    uring_section(d, rows)
     series = []
     for c, b in (("twheel", 1), ("twheel", 64), ("twheel", 1024),
                  ("inproc", 1024), ("inproc", 1), ("timerfd", None),

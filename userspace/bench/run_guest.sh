@@ -144,6 +144,15 @@ while [ "$rep" -le "$reps" ]; do
 			--tag "ids-$f" --ids "$f" -c twheel,inproc -n 100000 \
 			touch --touches "$touches" --rounds "$rounds"
 	done
+	# touch through io_uring on a blocking fd against write(): 1024 and
+	# 8192 ids per call (1 and 8 SQEs per submit), with and without SQPOLL
+	for n in $sizes; do
+		[ "$n" -ge 100000 ] || continue
+		run "touch twheel,uring,sqpoll n=$n io_uring rep $rep" "$bin" \
+			-r "$rep" --tag io_uring -c twheel,uring,sqpoll -n "$n" \
+			touch --touches "$touches" --rounds "$rounds" \
+			--batches 1024,8192
+	done
 	for n in $sizes; do
 		p=$(period_ms "$n")
 		for c in twheel inproc scan timerfd; do
