@@ -428,6 +428,12 @@ TEST_F_TIMEOUT(scale, heartbeat, 300)
  */
 #define F_FAMILIES	9
 #define F_ROUNDS	3
+/*
+ * Each timed touch lasts at least this long (whole passes over the ids):
+ * the debug guest may run on the jiffies clocksource, whose 4 ms steps
+ * timed a 4K-id pass as 0 or 977 ns per touch.
+ */
+#define F_MIN_NS	(200 * MS)
 #define F_BOUND		4.0	/* ns per touch, against random ids */
 /* arming a family this much dearer than random ids is flooding: stop */
 #define F_ARM_GIVE_UP	50
@@ -487,6 +493,7 @@ TEST_F_TIMEOUT(flood, structured_ids, 300)
 {
 	const uint32_t n = getenv("TWHEEL_SLOW_KERNEL") ? 4096 : 100000;
 	uint64_t *ids[F_FAMILIES], buf[S_BATCH], arm_ns[F_FAMILIES];
+	uint64_t passes[F_FAMILIES] = { 0 };
 	double best[F_FAMILIES];
 	struct rng r = { .s = get_seed() };
 	uint32_t *perm, f, i, round;
@@ -528,11 +535,16 @@ TEST_F_TIMEOUT(flood, structured_ids, 300)
 	}
 	for (round = 0; round < F_ROUNDS; round++)
 		for (f = 0; f < F_FAMILIES; f++) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = now_ns(), t, k = 0;
 			double ns;
 
-			ASSERT_EQ(0, touch_all(fd[f], ids[f], perm, n, buf, 0));
-			ns = (double)(now_ns() - t0) / n;
+			do {
+				ASSERT_EQ(0, touch_all(fd[f], ids[f], perm, n, buf, 0));
+				k++;
+				t = now_ns() - t0;
+			} while (t < F_MIN_NS);
+			passes[f] += k;
+			ns = (double)t / (double)(k * n);
 			if (!round || ns < best[f])
 				best[f] = ns;
 		}
@@ -543,7 +555,7 @@ TEST_F_TIMEOUT(flood, structured_ids, 300)
 		       flood_name[f], n, (double)arm_ns[f] / n, best[f], best[f] / best[0]);
 		ASSERT_EQ(0, get_stats(fd[f], &st));
 		ASSERT_EQ((uint64_t)n, st.armed);
-		ASSERT_EQ((uint64_t)n * (1 + F_ROUNDS), st.touches);
+		ASSERT_EQ((uint64_t)n * (1 + passes[f]), st.touches);
 		for (i = 0; i < n; i += n / 16) {
 			struct twheel_query q = { .id = ids[f][i] };
 
