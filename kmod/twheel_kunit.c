@@ -3,9 +3,12 @@
  * KUnit suite "twheel_core": the timing wheel and the id index of
  * twheel_core.c, driven directly (no device, no locking, no clock).
  *
- * Built into twheel.ko only when the kernel has CONFIG_KUNIT=y (kmod/Kbuild);
- * the suite runs when the module is loaded and its KTAP results are in
- * /sys/kernel/debug/kunit/twheel_core/results (CONFIG_KUNIT_DEBUGFS).
+ * Its own module, twheel_kunit.ko, built only for a kernel with KUnit
+ * (kmod/Kbuild): this file includes twheel_core.c, so the suite runs the
+ * very code twheel.ko runs without being part of it.  The suite runs when
+ * the module is loaded (insmod twheel_kunit.ko [kunit_seed=N]) and its KTAP
+ * results are in /sys/kernel/debug/kunit/twheel_core/results
+ * (CONFIG_KUNIT_DEBUGFS) until it is unloaded.
  *
  * Every node and table comes from kunit_kzalloc()/kunit_kcalloc(), so it is
  * freed when the test case ends, whatever the outcome.
@@ -27,6 +30,8 @@
 #include <linux/random.h>
 #include <linux/string.h>
 #include <linux/twheel.h>
+
+#include "twheel_core.c"
 
 #include "twheel_core.h"
 
@@ -3501,3 +3506,6 @@ static struct kunit_suite twt_suite = {
 };
 
 kunit_test_suite(twt_suite);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit suite of the twheel timing wheel and id index");

@@ -35,7 +35,8 @@ rm -rf "$build"
 mkdir -p "$build"
 cp -r Kbuild kmod uapi "$build/"
 (cd "$build/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
-# W=1 and sparse here too: only this build compiles the KUnit suite.
+# W=1 and sparse here too: only this build compiles the KUnit suite
+# (twheel_kunit.ko).
 make -C "$dk" M="$build" W=1 C=2 modules > "$build/build.log" 2>&1
 build_rc=$?
 if grep -E 'warning:|error:' "$build/build.log"; then
@@ -72,7 +73,7 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # - 32Ki ids for the scale suite, not 1M: a touch costs about 100 us under
 #   KASAN + lockdep + kmemleak (stack traces on every allocation).
 # - 25 module load/unload cycles, not 100 (make check's stock guest does
-#   100): one cycle takes about 6 s, as every load runs the KUnit suite.
+#   100).
 scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	--mem 1536 --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-2700}" \
 	-- env TWHEEL_SCALE_IDS=32768 TWHEEL_MODULE_CYCLES=25 TWHEEL_SLOW_KERNEL=1 \

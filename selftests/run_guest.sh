@@ -66,11 +66,18 @@ check "/dev/twheel is a character device" test -c /dev/twheel
 if ! module_loaded || [ ! -c /dev/twheel ]; then
 	finish
 fi
-# KUnit suite of the wheel algorithm (only in a module built for a kernel
-# with KUnit, i.e. the debug kernel); its results go away with rmmod.
+# KUnit suite of the wheel algorithm: its own module, twheel_kunit.ko,
+# built next to twheel.ko only for a kernel with KUnit (the debug
+# kernel); it runs at insmod and its results go away with rmmod.
 . selftests/kunit.sh
-kunit_results twheel_core > "$out/kunit.ktap"
-kres=$(tail -n 1 "$out/kunit.ktap")
+: > "$out/kunit.ktap"
+kunit_ko=$(dirname "$ko")/twheel_kunit.ko
+if [ -f "$kunit_ko" ]; then
+	check "insmod $kunit_ko" insmod "$kunit_ko"
+	kunit_results twheel_core > "$out/kunit.ktap"
+	check "rmmod twheel_kunit" rmmod twheel_kunit
+fi
+kres=$(tail -n 1 "$out/kunit.ktap" 2> /dev/null)
 case $kres in
 "pass "*)
 	cat "$out/kunit.ktap"
