@@ -7,6 +7,7 @@
  * twheel_main.c).
  */
 #include <linux/bitops.h>
+#include <linux/compiler.h>
 #include <linux/limits.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
@@ -49,7 +50,7 @@ void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now,
 	w->cur = div64_u64(now, tick_ns);
 	w->idx = idx;
 	w->nr_armed = 0;
-	w->nr_ready = 0;
+	WRITE_ONCE(w->nr_ready, 0);
 	memset(w->pending, 0, sizeof(w->pending));
 	INIT_HLIST_HEAD(&w->drain);
 	sentinel->next = NULL;
@@ -138,7 +139,7 @@ void tw_wheel_expire(struct tw_wheel *w, struct tw_ent *e, u64 now)
 	w->tail = n;
 	e->node = s;
 	e->deadline |= TW_ENT_QUEUED;
-	w->nr_ready++;
+	WRITE_ONCE(w->nr_ready, w->nr_ready + 1);
 }
 
 /**
@@ -173,7 +174,7 @@ struct tw_node *tw_wheel_discard(struct tw_wheel *w, struct tw_ent *e)
 	x->data = data;
 	e->node = x;
 	e->deadline &= ~TW_ENT_QUEUED;
-	w->nr_ready--;
+	WRITE_ONCE(w->nr_ready, w->nr_ready - 1);
 	return x;
 }
 
@@ -189,7 +190,7 @@ struct tw_node *tw_wheel_pop(struct tw_wheel *w)
 	struct tw_node *n = w->head;
 
 	w->head = n->next;
-	w->nr_ready--;
+	WRITE_ONCE(w->nr_ready, w->nr_ready - 1);
 	return n;
 }
 

@@ -134,8 +134,11 @@ struct tw_index {
  * @cur: every tick <= @cur has been processed
  * @nr_armed: armed nodes (in slots or in @drain)
  * @nr_ready: events queued: nodes from @head up to @tail, @tail excluded
+ *	(written with WRITE_ONCE(): poll() reads it without the lock)
  * @reslots: nodes moved from one slot to another (monotonic)
- * @late_max: largest expired - deadline seen, in ns
+ * @late_max: largest expired - deadline of a node expired by
+ *	tw_wheel_advance(), in ns (ids queued at once by their caller are not
+ *	the wheel's lateness)
  * @pending: per level, bit s set when slot s may hold nodes
  * @drain: nodes taken out of a slot that is due, not yet re-slotted
  * @head: the oldest queued event, or @tail when none is queued

@@ -70,6 +70,7 @@
 #include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/time_namespace.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -137,6 +138,7 @@ MODULE_PARM_DESC(dev_mode,
 		 "Mode of /dev/twheel (default 0666: each fd is private and its memory is charged to the caller's memory cgroup and per-user cap)");
 
 static atomic_long_t tw_total_ids = ATOMIC_LONG_INIT(0);
+static atomic64_t tw_wheel_ids = ATOMIC64_INIT(0);
 static atomic_t tw_fds = ATOMIC_INIT(0);
 /*
  * One node per id, 32 bytes, payload included (struct tw_node).  The id's
@@ -167,6 +169,8 @@ struct twheel {
 	struct work_struct work;
 	struct tw_user *user;
 	struct mem_cgroup *memcg;	/* the opener's, charged by the work */
+	u64 wid;		/* fdinfo's wheel_id, in tracepoints too */
+	s64 off_mono, off_boot;	/* the opener's time namespace (tw_time_in()) */
 	bool closing;
 	struct tw_ent *garbage;	/* an old index table, freed unlocked */
 	bool wake;		/* events were queued under the lock */
@@ -225,6 +229,55 @@ static u64 tw_now(const struct twheel *wh)
 {
 	return wh->cfg.clockid == CLOCK_BOOTTIME ? ktime_get_boottime_ns() :
 						    ktime_get_ns();
+}
+
+/*
+ * Time namespaces, as timerfd has them: every absolute time that crosses
+ * the ABI (ARM with TWHEEL_ARM_ABSTIME, the deadline_ns and expired_ns of
+ * events, QUERY, DUMP) is on the clock of the time namespace the fd was
+ * opened in; the wheel itself runs on the host's.  The offsets are taken
+ * at open: the namespace's clocks cannot change once it has a process.
+ */
+static void tw_timens_init(struct twheel *wh)
+{
+#ifdef CONFIG_TIME_NS
+	const struct timens_offsets *o = &current->nsproxy->time_ns->offsets;
+
+	wh->off_mono = timespec64_to_ns(&o->monotonic);
+	wh->off_boot = timespec64_to_ns(&o->boottime);
+#endif
+}
+
+static s64 tw_timens_off(const struct twheel *wh)
+{
+	return wh->cfg.clockid == CLOCK_BOOTTIME ? wh->off_boot : wh->off_mono;
+}
+
+/*
+ * A deadline on the fd's clock to the wheel's: "never" stays never, and a
+ * time before the host's zero is the host's zero (a passed deadline).
+ */
+static u64 tw_time_in(const struct twheel *wh, u64 t)
+{
+	s64 off = tw_timens_off(wh);
+
+	if (t >= KTIME_MAX)
+		return KTIME_MAX;
+	if (off >= 0)
+		return t > off ? t - off : 0;
+	return t - off >= KTIME_MAX ? KTIME_MAX : t - off;
+}
+
+/* A time on the wheel's clock to the fd's; monotonic, so order is kept. */
+static u64 tw_time_out(const struct twheel *wh, u64 t)
+{
+	s64 off = tw_timens_off(wh);
+
+	if (t >= KTIME_MAX)
+		return KTIME_MAX;
+	if (off >= 0)
+		return t + off >= KTIME_MAX ? KTIME_MAX : t + off;
+	return t > -off ? t + off : 0;
 }
 
 /* now + timeout, saturating at the largest deadline */
@@ -576,7 +629,7 @@ static void tw_place(struct twheel *wh, struct tw_ent *e, u64 deadline,
 	e->deadline = deadline;
 	if (deadline <= now) {
 		tw_wheel_expire(&wh->w, e, now);
-		trace_twheel_expire(wh, e->id, deadline, now);
+		trace_twheel_expire(wh->wid, e->id, deadline, now);
 		wh->expirations++;
 		wh->wake = true;
 	} else {
@@ -698,7 +751,7 @@ static ssize_t tw_write_iter(struct kiocb *iocb, struct iov_iter *from)
 				break;
 			}
 			if (trace_twheel_touch_enabled())
-				trace_twheel_touch(wh, e->id, deadline,
+				trace_twheel_touch(wh->wid, e->id, deadline,
 						   e->node->data);
 		}
 		wh->touches += i;
@@ -774,8 +827,8 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			ent[n] = tw_index_find(&wh->idx, node->id);
 			ev[n].id = node->id;
 			ev[n].data = node->data;
-			ev[n].deadline_ns = tw_ent_deadline(ent[n]);
-			ev[n].expired_ns = node->expired;
+			ev[n].deadline_ns = tw_time_out(wh, tw_ent_deadline(ent[n]));
+			ev[n].expired_ns = tw_time_out(wh, node->expired);
 			n++;
 		}
 		pagefault_disable();
@@ -828,7 +881,7 @@ static void tw_trace_expired(struct twheel *wh, struct tw_node *n,
 			     unsigned long nr)
 {
 	for (; nr--; n = n->next)
-		trace_twheel_expire(wh, n->id,
+		trace_twheel_expire(wh->wid, n->id,
 				    tw_ent_deadline(tw_index_find(&wh->idx,
 								  n->id)),
 				    n->expired);
@@ -878,7 +931,7 @@ static void tw_work_fn(struct work_struct *work)
 		tw_rearm(wh);
 	held = ktime_get_ns() - t0;
 	wh->hold_max = max(wh->hold_max, held);
-	trace_twheel_tick(wh, now, expired, TW_EXPIRE_BATCH - budget,
+	trace_twheel_tick(wh->wid, now, expired, TW_EXPIRE_BATCH - budget,
 			  held, more);
 	wake = tw_wake_mask(wh);
 	/* under the lock: release() sets closing, then cancels the work */
@@ -1015,13 +1068,15 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 			if (!(e[i].flags & TWHEEL_ARM_ABSTIME))
 				deadline = tw_deadline(now, deadline ?:
 						       wh->cfg.timeout_ns);
+			else
+				deadline = tw_time_in(wh, deadline);
 			ent = tw_set(wh, e[i].id, deadline, &e[i].data,
 				     e[i].flags & TWHEEL_ARM_NOREPLACE, &c, now);
 			if (IS_ERR(ent)) {
 				err = PTR_ERR(ent);
 				break;
 			}
-			trace_twheel_arm(wh, ent->id, deadline,
+			trace_twheel_arm(wh->wid, ent->id, deadline,
 					 ent->node->data);
 		}
 		wh->arms += i;
@@ -1070,7 +1125,7 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 
 			if (!e)
 				continue;
-			trace_twheel_cancel(wh, e->id, tw_ent_deadline(e),
+			trace_twheel_cancel(wh->wid, e->id, tw_ent_deadline(e),
 					    e->node->data);
 			tw_detach(wh, e);
 			tw_node_free(wh, e);
@@ -1106,7 +1161,7 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 	if (e) {
 		q.state = tw_ent_queued(e) ? TWHEEL_STATE_EXPIRED :
 					     TWHEEL_STATE_ARMED;
-		q.deadline_ns = tw_ent_deadline(e);
+		q.deadline_ns = tw_time_out(wh, tw_ent_deadline(e));
 		q.data = e->node->data;
 	}
 	tw_mutex_unlock(wh);
@@ -1139,7 +1194,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		memset(out, 0, nr * sizeof(out[0]));
 		for (i = 0; i < nr; i++) {
 			out[i].id = ents[i].id;
-			out[i].timeout_ns = tw_ent_deadline(&ents[i]);
+			out[i].timeout_ns = tw_time_out(wh, tw_ent_deadline(&ents[i]));
 			out[i].data = ents[i].node->data;
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
@@ -1228,6 +1283,7 @@ static void tw_show_fdinfo(struct seq_file *m, struct file *file)
 		   st.expirations, st.delivered, st.discarded);
 	seq_printf(m, "timer_fires:\t%llu\nlate_max_ns:\t%llu\nmem_bytes:\t%llu\n",
 		   st.timer_fires, st.late_max_ns, st.mem_bytes);
+	seq_printf(m, "wheel_id:\t%llu\n", wh->wid);
 }
 
 static int tw_open(struct inode *inode, struct file *file)
@@ -1259,6 +1315,8 @@ static int tw_open(struct inode *inode, struct file *file)
 	tw_index_init(&wh->idx, tab, TW_IDX_MIN, secret);
 	tw_wheel_init(&wh->w, wh->cfg.tick_ns, tw_now(wh), &wh->idx, sentinel);
 	wh->memcg = get_mem_cgroup_from_mm(current->mm);
+	wh->wid = atomic64_inc_return(&tw_wheel_ids);
+	tw_timens_init(wh);
 	file->private_data = wh;
 	atomic_inc(&tw_fds);
 	stream_open(inode, file);

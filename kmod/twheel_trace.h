@@ -2,8 +2,9 @@
 /*
  * Tracepoints of twheel: /sys/kernel/tracing/events/twheel/.
  *
- * Each event carries the fd's wheel as a hashed pointer (%p), so that the
- * events of one fd can be told apart without leaking kernel addresses.
+ * Each event carries the fd's wheel id (the wheel_id of its fdinfo, a
+ * number unique since the module was loaded), so that the events of one
+ * fd can be told apart and matched to its process.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM twheel
@@ -14,9 +15,9 @@
 #include <linux/tracepoint.h>
 
 DECLARE_EVENT_CLASS(twheel_id,
-		    TP_PROTO(const void *wheel, u64 id, u64 deadline, u64 data),
+		    TP_PROTO(u64 wheel, u64 id, u64 deadline, u64 data),
 		    TP_ARGS(wheel, id, deadline, data),
-		    TP_STRUCT__entry(__field(const void *, wheel)
+		    TP_STRUCT__entry(__field(u64, wheel)
 				     __field(u64, id)
 				     __field(u64, deadline)
 				     __field(u64, data)),
@@ -24,30 +25,30 @@ DECLARE_EVENT_CLASS(twheel_id,
 				   __entry->id = id;
 				   __entry->deadline = deadline;
 				   __entry->data = data;),
-		    TP_printk("wheel=%p id=%llu deadline=%llu data=%llu",
+		    TP_printk("wheel=%llu id=%llu deadline=%llu data=%llu",
 			      __entry->wheel, __entry->id, __entry->deadline,
 			      __entry->data));
 
 /* write(): an id was touched (created, or re-armed at now + timeout) */
 DEFINE_EVENT(twheel_id, twheel_touch,
-	     TP_PROTO(const void *wheel, u64 id, u64 deadline, u64 data),
+	     TP_PROTO(u64 wheel, u64 id, u64 deadline, u64 data),
 	     TP_ARGS(wheel, id, deadline, data));
 
 /* TWHEEL_IOC_ARM: an entry took effect */
 DEFINE_EVENT(twheel_id, twheel_arm,
-	     TP_PROTO(const void *wheel, u64 id, u64 deadline, u64 data),
+	     TP_PROTO(u64 wheel, u64 id, u64 deadline, u64 data),
 	     TP_ARGS(wheel, id, deadline, data));
 
 /* TWHEEL_IOC_CANCEL: an id was removed */
 DEFINE_EVENT(twheel_id, twheel_cancel,
-	     TP_PROTO(const void *wheel, u64 id, u64 deadline, u64 data),
+	     TP_PROTO(u64 wheel, u64 id, u64 deadline, u64 data),
 	     TP_ARGS(wheel, id, deadline, data));
 
 /* An event was queued for an id whose deadline passed */
 TRACE_EVENT(twheel_expire,
-	    TP_PROTO(const void *wheel, u64 id, u64 deadline, u64 expired),
+	    TP_PROTO(u64 wheel, u64 id, u64 deadline, u64 expired),
 	    TP_ARGS(wheel, id, deadline, expired),
-	    TP_STRUCT__entry(__field(const void *, wheel)
+	    TP_STRUCT__entry(__field(u64, wheel)
 			     __field(u64, id)
 			     __field(u64, deadline)
 			     __field(u64, late)),
@@ -55,16 +56,16 @@ TRACE_EVENT(twheel_expire,
 			   __entry->id = id;
 			   __entry->deadline = deadline;
 			   __entry->late = expired - deadline;),
-	    TP_printk("wheel=%p id=%llu deadline=%llu late_ns=%llu",
+	    TP_printk("wheel=%llu id=%llu deadline=%llu late_ns=%llu",
 		      __entry->wheel, __entry->id, __entry->deadline,
 		      __entry->late));
 
 /* One bounded expiry batch of the wheel's work (one lock hold) */
 TRACE_EVENT(twheel_tick,
-	    TP_PROTO(const void *wheel, u64 now, unsigned long expired,
+	    TP_PROTO(u64 wheel, u64 now, unsigned long expired,
 		     unsigned long moved, u64 hold_ns, bool more),
 	    TP_ARGS(wheel, now, expired, moved, hold_ns, more),
-	    TP_STRUCT__entry(__field(const void *, wheel)
+	    TP_STRUCT__entry(__field(u64, wheel)
 			     __field(u64, now)
 			     __field(unsigned long, expired)
 			     __field(unsigned long, moved)
@@ -76,7 +77,7 @@ TRACE_EVENT(twheel_tick,
 			   __entry->moved = moved;
 			   __entry->hold_ns = hold_ns;
 			   __entry->more = more;),
-	    TP_printk("wheel=%p now=%llu expired=%lu moved=%lu hold_ns=%llu more=%d",
+	    TP_printk("wheel=%llu now=%llu expired=%lu moved=%lu hold_ns=%llu more=%d",
 		      __entry->wheel, __entry->now, __entry->expired,
 		      __entry->moved, __entry->hold_ns, __entry->more));
 

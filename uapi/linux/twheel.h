@@ -12,7 +12,8 @@
  * Every struct has only fixed-width fields and no implicit padding, so the
  * layout is the same for 32-bit and 64-bit callers.  Reserved fields must be
  * zero on input (else EINVAL) and are zeroed on output.  Times are
- * nanoseconds on the wheel's clock (CLOCK_MONOTONIC unless configured).
+ * nanoseconds on the wheel's clock (CLOCK_MONOTONIC unless configured) as
+ * the time namespace of the process that opened the fd sees it.
  */
 #ifndef _UAPI_LINUX_TWHEEL_H
 #define _UAPI_LINUX_TWHEEL_H
@@ -130,7 +131,9 @@ struct twheel_query {
  * @expirations: ids that expired (events queued)
  * @delivered: events read
  * @timer_fires: hrtimer callbacks
- * @late_max_ns: largest expired_ns - deadline_ns seen
+ * @late_max_ns: largest expired_ns - deadline_ns of an id whose deadline
+ *	passed while it was armed (the wheel's lateness: an id armed with a
+ *	deadline already passed is queued at once and not counted)
  * @mem_bytes: kernel memory held by this fd
  * @discarded: queued events discarded by a touch, an ARM or a CANCEL
  * @reslots: ids moved between slots (cascades and lazy re-slots)

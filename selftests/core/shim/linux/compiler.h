@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* READ_ONCE()/WRITE_ONCE() for the core built in user space. */
+#ifndef _SHIM_LINUX_COMPILER_H
+#define _SHIM_LINUX_COMPILER_H
+#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
+#endif
