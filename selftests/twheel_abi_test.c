@@ -1529,6 +1529,36 @@ static void dump_init(struct twheel_dump *d, void *ptr, __u64 count)
 	d->count = count;
 }
 
+/*
+ * late_max_ns is the wheel's own lateness: the largest expired_ns -
+ * deadline_ns of an id whose deadline passed while it was armed.  An id
+ * armed with a passed deadline is queued at once and not counted (here:
+ * ~uptime late, which would drown every real figure).
+ */
+TEST(stats_late_max_wheel_only)
+{
+	struct twheel_event ev;
+	struct twheel_stats st;
+	struct pollfd p;
+	int fd;
+
+	OPEN_OR_SKIP(fd);
+	ASSERT_EQ(0, arm_past(fd, 1, 0));
+	ASSERT_EQ(1, read_events(fd, &ev, 1));
+	ASSERT_LT(U(1000) * MS, ev.expired_ns - ev.deadline_ns);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(U(0), st.late_max_ns);
+
+	ASSERT_EQ(0, arm1(fd, 2, 5 * MS, 0, 0));
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ASSERT_EQ(1, poll(&p, 1, 30000));
+	ASSERT_EQ(1, read_events(fd, &ev, 1));
+	ASSERT_EQ(U(2), ev.id);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(ev.expired_ns - ev.deadline_ns, st.late_max_ns);
+	close(fd);
+}
+
 TEST(dump_errors)
 {
 	struct twheel_arm out[4];
@@ -1918,7 +1948,7 @@ TEST(ioctl_enotty)
 static const char *const fdinfo_keys[] = {
 	"tick_ns", "timeout_ns", "clockid", "max_ids", "config_flags", "armed",
 	"pending", "touches", "arms", "cancels", "expirations", "delivered",
-	"discarded", "timer_fires", "late_max_ns", "mem_bytes",
+	"discarded", "timer_fires", "late_max_ns", "mem_bytes", "wheel_id",
 };
 #define NKEYS (sizeof(fdinfo_keys) / sizeof(fdinfo_keys[0]))
 
@@ -1973,8 +2003,8 @@ TEST(fdinfo_matches)
 	struct twheel_config c;
 	struct twheel_stats s1, s2;
 	struct twheel_event ev;
-	__u64 v[NKEYS], ids[3] = { 1, 2, 3 };
-	int fd;
+	__u64 v[NKEYS], w[NKEYS], ids[3] = { 1, 2, 3 };
+	int fd, fd2;
 
 	OPEN_OR_SKIP(fd);
 	ASSERT_EQ(0, get_config(fd, &c));
@@ -2011,6 +2041,13 @@ TEST(fdinfo_matches)
 	ASSERT_LE(s1.late_max_ns, v[14]);
 	ASSERT_GE(s2.late_max_ns, v[14]);
 	ASSERT_EQ(s1.mem_bytes, v[15]);
+	/* a wheel id: non-zero, another for another open */
+	fd2 = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ((int)NKEYS, read_fdinfo(fd2, w));
+	EXPECT_NE(U(0), v[16]);
+	EXPECT_NE(v[16], w[16]);
+	close(fd2);
 	/* sanity of what was compared */
 	ASSERT_EQ(U(4), s1.armed);	/* 2, 3, 4, 11 */
 	ASSERT_EQ(U(1), s1.pending);	/* 12 */

@@ -167,6 +167,24 @@ TEST(module_parameters_and_version)
 		  (long)(st.st_mode & 0777));
 }
 
+/* wheel_id of fdinfo, 0 if absent */
+static unsigned long long fdinfo_wheel_id(int fd)
+{
+	unsigned long long id = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "wheel_id: %llu", &id) == 1)
+			break;
+	fclose(f);
+	return id;
+}
+
 TEST(tracepoints)
 {
 	static const char *const events[] = {
@@ -179,7 +197,7 @@ TEST(tracepoints)
 	__u64 ids[3] = { 71, 72, 73 }, gone = 72;
 	struct stat st;
 	unsigned int i;
-	char *trace;
+	char *trace, want[64];
 	int fd;
 
 	OPEN_OR_SKIP(fd);
@@ -218,6 +236,9 @@ TEST(tracepoints)
 	EXPECT_NE(NULL, strstr(trace, "id=71 ")) TH_LOG("touch of 71 not traced");
 	EXPECT_NE(NULL, strstr(trace, "id=99 ")) TH_LOG("arm of 99 not traced");
 	EXPECT_NE(NULL, strstr(trace, "data=4242")) TH_LOG("data not traced");
+	/* the wheel as fdinfo names it, not as a kernel pointer */
+	snprintf(want, sizeof(want), "wheel=%llu id=71 ", fdinfo_wheel_id(fd));
+	EXPECT_NE(NULL, strstr(trace, want)) TH_LOG("no \"%s\" in trace", want);
 	free(trace);
 	close(fd);
 }
