@@ -703,6 +703,32 @@ static int tw_interrupted(bool done)
 }
 
 /*
+ * Between two chunks of a write() or an ARM, having @done some and with
+ * @more to do: a node allocated unlocked for the id that wanted one (@err
+ * -EAGAIN from a blocking call: the id is tried again), a signal to stop
+ * at, or a chance to reschedule.  Returns what ends the call, or 0.
+ */
+static int tw_between_chunks(struct tw_call *c, int err, bool done,
+			     bool more)
+{
+	if (err == -EAGAIN && !c->nowait)
+		err = tw_spare(c);
+	if (err || !more)
+		return err;
+	err = tw_interrupted(done);
+	if (!err)
+		cond_resched();
+	return err;
+}
+
+/* The end of a write() or an ARM: a spare node left over is freed. */
+static void tw_call_end(struct tw_call *c)
+{
+	if (c->spare)
+		kmem_cache_free(tw_node_cache, c->spare);
+}
+
+/*
  * Touch every id of @from, in chunks.  Ids may straddle iovecs.  The count
  * returned is that of the ids that took effect, exactly: a fault, an error
  * or a signal between chunks ends the write there.  With IOCB_NOWAIT
@@ -760,19 +786,11 @@ static ssize_t tw_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		/* what was copied but not done stays in @from */
 		if (got > i * sizeof(u64))
 			iov_iter_revert(from, got - i * sizeof(u64));
-		if (err == -EAGAIN && !c.nowait)
-			err = tw_spare(&c);	/* and the id again */
+		err = tw_between_chunks(&c, err, done, done < count);
 		if (err || (got < want && i == n))
 			break;
-		if (done < count) {
-			err = tw_interrupted(done);
-			if (err)
-				break;
-			cond_resched();
-		}
 	}
-	if (c.spare)
-		kmem_cache_free(tw_node_cache, c.spare);
+	tw_call_end(&c);
 	return done ? done : err;
 }
 
@@ -1082,19 +1100,11 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 		wh->arms += i;
 		tw_unlock(wh);
 		done += i;
-		if (err == -EAGAIN)
-			err = tw_spare(&c);	/* and the entry again */
+		err = tw_between_chunks(&c, err, done, done < b.count);
 		if (err)
 			break;
-		if (done < b.count) {
-			err = tw_interrupted(done);
-			if (err)
-				break;
-			cond_resched();
-		}
 	}
-	if (c.spare)
-		kmem_cache_free(tw_node_cache, c.spare);
+	tw_call_end(&c);
 	return tw_batch_out(arg, done, err);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers the twheel selftests share: CLOCK_MONOTONIC (the wheel's default
- * clock) in ns, sleeping until a time on it, the run's seed and the fd's
- * default timeout.  Header-only, like model.h.
+ * clock) in ns, sleeping until a time on it, the run's seed, the fd's
+ * default timeout and cap on ids, and runs of ids.  Header-only, like
+ * model.h.
  */
 #ifndef TWHEEL_SELFTEST_CLOCK_H
 #define TWHEEL_SELFTEST_CLOCK_H
@@ -54,6 +55,28 @@ static inline int set_timeout(int fd, uint64_t timeout_ns)
 		return -errno;
 	c.timeout_ns = timeout_ns;
 	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
+}
+
+/* The fd's cap on ids; 0 or -errno. */
+static inline int set_max_ids(int fd, uint64_t max)
+{
+	struct twheel_config c;
+
+	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
+		return -errno;
+	c.max_ids = max;
+	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
+}
+
+/* Ids 1..n in a buffer the caller frees (NULL if out of memory). */
+static inline uint64_t *seq_ids(size_t n)
+{
+	uint64_t *ids = malloc(n * sizeof(*ids));
+	size_t i;
+
+	for (i = 0; ids && i < n; i++)
+		ids[i] = i + 1;
+	return ids;
 }
 
 #endif /* TWHEEL_SELFTEST_CLOCK_H */

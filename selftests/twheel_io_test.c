@@ -66,16 +66,6 @@ static int get_stats(int fd, struct twheel_stats *st)
 	return ioctl(fd, TWHEEL_IOC_GET_STATS, st) ? -errno : 0;
 }
 
-static int set_max_ids(int fd, uint64_t max)
-{
-	struct twheel_config c;
-
-	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
-		return -errno;
-	c.max_ids = max;
-	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
-}
-
 /* ---- signals --------------------------------------------------------- */
 
 static volatile sig_atomic_t signals;
@@ -103,17 +93,6 @@ static int alarm_every(unsigned int ms)
 	if (sigaction(SIGALRM, &sa, NULL))
 		return -errno;
 	return setitimer(ITIMER_REAL, &it, NULL) ? -errno : 0;
-}
-
-/* Ids 1..n in @ids, a buffer the caller frees. */
-static uint64_t *seq_ids(size_t n)
-{
-	uint64_t *ids = malloc(n * sizeof(*ids));
-	size_t i;
-
-	for (i = 0; ids && i < n; i++)
-		ids[i] = i + 1;
-	return ids;
 }
 
 /* Arm ids 1..n through write(), a whole call at a time; 0 or -errno. */

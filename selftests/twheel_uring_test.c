@@ -35,27 +35,6 @@
 	ASSERT_LE(0, (fd)) TH_LOG("open /dev/twheel: %s", strerror(errno)); \
 } while (0)
 
-static int set_max_ids(int fd, uint64_t max)
-{
-	struct twheel_config c;
-
-	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
-		return -errno;
-	c.max_ids = max;
-	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
-}
-
-/* Ids 1..n in @ids, a buffer the caller frees. */
-static uint64_t *seq_ids(size_t n)
-{
-	uint64_t *ids = malloc(n * sizeof(*ids));
-	size_t i;
-
-	for (i = 0; ids && i < n; i++)
-		ids[i] = i + 1;
-	return ids;
-}
-
 /* Threads of this process named iou-wrk-*: io_uring's io-wq workers. */
 static int iou_workers(void)
 {
