@@ -1661,11 +1661,13 @@ TEST_F_TIMEOUT(memcg, enomem_not_oom_kill, 300)
 	 * One failing allocation per write, not one per id of its batch: a
 	 * failing memcg charge reclaims and retries up to MAX_RECLAIM_RETRIES
 	 * (16) times, plus a retry after draining the per-CPU stocks and
-	 * after each reclaim that made progress, each retry one "max" event
-	 * (36 per failing write measured); an allocation tried for every id
-	 * of a 1024-id batch would be that times 1024.
+	 * after each reclaim that made progress, each retry one "max" event.
+	 * Measured: 36 per failing write on a quiet host, 132 with the other
+	 * core busy (reclaim kept making progress: some of those writes took
+	 * ids).  An allocation tried for every id of a 1024-id batch would be
+	 * at least one event per id: the bound is half that.
 	 */
-	ASSERT_GE(100LL * cg_fails, r.max_after - r.max_before);
+	ASSERT_GE(512LL * cg_fails, r.max_after - r.max_before);
 	close(res[0]);
 	close(go[1]);
 	EXPECT_EQ(0, rmdir(cg)) TH_LOG("rmdir %s: %s", cg, strerror(errno));
