@@ -403,6 +403,13 @@ static void tw_grow_later(struct twheel *wh, unsigned long ids)
 	wh->grow = max(wh->grow, ids);
 }
 
+/* A nowait writer found no room for @ids: EPOLLOUT off until tw_grow(). */
+static void tw_wait_room(struct twheel *wh, unsigned long ids)
+{
+	WRITE_ONCE(wh->full, true);
+	tw_grow_later(wh, ids);
+}
+
 /*
  * tw_maintain() for a caller that must not sleep: migrate as much, grow
  * the index inline only if a small table can be had without reclaim, and
@@ -474,8 +481,7 @@ static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
 	ids = min(ids, wh->cfg.max_ids - wh->idx.nr);
 	tw_maintain_nowait(wh, ids);
 	if (!tw_index_room_for(&wh->idx, ids)) {
-		WRITE_ONCE(wh->full, true);
-		tw_grow_later(wh, ids);
+		tw_wait_room(wh, ids);
 		tw_mutex_unlock(wh);
 		return false;
 	}
@@ -576,8 +582,7 @@ static struct tw_ent *tw_node_new(struct twheel *wh, u64 id,
 		tw_uncharge(wh, 1);
 		*err = -ENOMEM;
 		if (c->nowait) {
-			WRITE_ONCE(wh->full, true);
-			tw_grow_later(wh, TW_CHUNK);
+			tw_wait_room(wh, TW_CHUNK);
 			*err = -EAGAIN;
 		}
 		return NULL;
