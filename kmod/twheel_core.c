@@ -744,23 +744,27 @@ static void tw_walk_skip(struct tw_walk *wk, u64 from)
 /**
  * tw_index_dump() - list entries in key order, resuming at a cursor
  * @x: the index
- * @cursor: in/out: the next cell (key >> 1) to visit; TW_CURSOR_END at the end
+ * @cursor: in/out: where to resume (TW_CURSOR_END at the end, see
+ *	tw_cursor_key())
  * @out: room for @room entries (copies)
  * @room: at least 1
  * @budget: in/out: slots each of the two tables may visit; set to 0 when
  *	one ran out.  A call that runs out before it can move the cursor
  *	(in a run of displaced entries with keys below it) goes on until it
- *	can, so every call with room for a cell makes progress.
+ *	can, so every call makes progress.
  *
- * Cells, not keys, make the cursor: 2^63 cells and one end value fit in 64
- * bits.  During a resize both tables are walked and merged.  The two keys
- * of a cell are always stored by the same call, and a call that runs out
- * of budget stops at a cell below which no key is left unseen, so an id
- * present for the whole dump is listed exactly once, whatever resizes
- * happen between calls.
+ * Cells (key >> 1), not keys, make the cursor: 2^63 cells, one end value
+ * and the odd keys of 2^63 - 1 cells fit in 64 bits.  The two keys of a
+ * cell are stored by the same call unless @room is 1 and the call has
+ * nothing else to store: then the even key is stored alone and the cursor
+ * points at the odd one.  During a resize both tables are walked and
+ * merged.  A call that runs out of budget stops at a cell below which no
+ * key is left unseen, so an id present for the whole dump is listed
+ * exactly once, whatever resizes happen between calls.
  *
  * Return: the number of entries stored.  0 with *@cursor not at the end and
- * *@budget left means the next cell holds two ids and @room is 1.
+ * *@budget left means @room is 1 and the next cell, the last one
+ * (TW_CURSOR_END - 1), holds two ids: no cursor could point at its odd key.
  */
 unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 			    struct tw_ent *out, unsigned long room,
@@ -768,15 +772,18 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 {
 	struct tw_walk a, b;
 	unsigned long nr = 0;
-	bool short_ = false;
-	u64 c = *cursor;
+	bool short_ = false, odd;
+	u64 c = *cursor, from;
 
-	if (c >= TW_CURSOR_END)
+	if (c == TW_CURSOR_END)
 		return 0;
-	tw_walk_start(&a, x, x->nr_tab ? x->tab : NULL, x->size, 0, c << 1,
+	from = tw_cursor_key(c);
+	odd = from & 1;
+	c = from >> 1;
+	tw_walk_start(&a, x, x->nr_tab ? x->tab : NULL, x->size, 0, from,
 		      *budget);
 	tw_walk_start(&b, x, x->nr_old ? x->old : NULL, x->old_size, x->mpos,
-		      c << 1, *budget);
+		      from, *budget);
 	for (;;) {
 		u64 lim = U64_MAX, cell;
 		struct tw_walk *w = NULL;
@@ -799,7 +806,10 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 		/* a cell is stored only when both its keys were seen */
 		if (part && (!w || (w->key | 1) >= lim)) {
 			if (nr || lim >> 1 > c) {
-				c = max(c, lim >> 1);
+				if (lim >> 1 > c) {
+					c = lim >> 1;
+					odd = false;
+				}
 				short_ = true;
 				break;
 			}
@@ -816,6 +826,7 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 		}
 		if (!w) {
 			c = TW_CURSOR_END;
+			odd = false;
 			break;
 		}
 		cell = w->key >> 1;
@@ -823,12 +834,19 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 			pair = tw_index_find(x, tw_key_id(x, w->key | 1));
 		if (nr + 1 + !!pair > room) {
 			c = cell;
+			odd = false;
+			/* room 1 and nothing stored: the even key alone */
+			if (!nr && cell + 1 < TW_CURSOR_END) {
+				out[nr++] = w->t[w->p];
+				odd = true;
+			}
 			break;
 		}
 		out[nr++] = w->t[w->p];
 		if (pair)
 			out[nr++] = *pair;
 		c = cell + 1;
+		odd = false;
 		if (nr == room || c == TW_CURSOR_END)
 			break;
 		tw_walk_skip(&a, c << 1);
@@ -836,7 +854,7 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 	}
 	if (short_)
 		*budget = 0;
-	*cursor = c;
+	*cursor = odd ? TW_CURSOR_END + 1 + c : c;
 	return nr;
 }
 

@@ -277,4 +277,36 @@ struct tw_node *tw_index_pop(struct tw_index *x, unsigned long *pos);
 /* Cursor value that ends a dump: one past the last cell (keys >> 1). */
 #define TW_CURSOR_END	BIT_ULL(63)
 
+/**
+ * tw_cursor_key() - the first key a dump resuming at a cursor may list
+ * @cursor: a cursor of tw_index_dump(), not TW_CURSOR_END
+ *
+ * Below TW_CURSOR_END a cursor is a cell: both its keys are yet to come.
+ * Above, TW_CURSOR_END + 1 + c is the odd key of cell c, whose even key
+ * was listed alone by a call with room for one entry.  Every 64-bit value
+ * is a cursor.
+ *
+ * Return: the key, 2c or 2c + 1.
+ */
+static inline u64 tw_cursor_key(u64 cursor)
+{
+	if (cursor < TW_CURSOR_END)
+		return cursor << 1;
+	return (cursor - TW_CURSOR_END - 1) << 1 | 1;
+}
+
+/**
+ * tw_cursor_passed() - whether a dump at a cursor has gone past a key
+ * @cursor: a cursor of tw_index_dump(), TW_CURSOR_END included
+ * @key: a key
+ *
+ * Orders cursors for the tests: a dump only moves forward.
+ *
+ * Return: true if a dump resuming at @cursor will not list @key.
+ */
+static inline bool tw_cursor_passed(u64 cursor, u64 key)
+{
+	return cursor == TW_CURSOR_END || key < tw_cursor_key(cursor);
+}
+
 #endif /* _TWHEEL_CORE_H */

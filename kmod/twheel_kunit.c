@@ -2061,7 +2061,7 @@ static bool twt_mutate(struct twt_ix *c, unsigned int keep, u64 *seed)
  * nodes[0..@keep) stay in the index throughout and must be listed exactly
  * once; with @mutate the others come and go and are listed at most once,
  * only while present; without, each present one exactly once.  Keys come
- * out strictly ascending, within the cells the cursor moved over.
+ * out strictly ascending, within the keys the cursor moved over.
  * Returns the number of resizes started.
  */
 static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
@@ -2075,15 +2075,16 @@ static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
 	bool any = false;
 
 	KUNIT_ASSERT_NOT_NULL(test, seen);
-	while (cursor < TW_CURSOR_END) {
+	while (cursor != TW_CURSOR_END) {
 		unsigned long budget = 100000, got, k;
 		unsigned long r = room;
-		u64 from = cursor, pair;
+		u64 from = cursor, first = tw_cursor_key(from), pair;
 
 		got = tw_index_dump(&c->x, &cursor, out, r, &budget);
-		if (!got && budget && cursor < TW_CURSOR_END) {
-			/* the next cell holds two ids: only with room 1 */
+		if (!got && budget && cursor != TW_CURSOR_END) {
+			/* the last cell holds two ids: only with room 1 */
 			KUNIT_ASSERT_EQ(test, r, 1UL);
+			KUNIT_ASSERT_EQ(test, cursor, TW_CURSOR_END - 1);
 			pair = tw_key_id(&c->x, cursor << 1);
 			KUNIT_EXPECT_NOT_NULL(test, tw_index_find(&c->x, pair));
 			pair = tw_key_id(&c->x, cursor << 1 | 1);
@@ -2094,8 +2095,8 @@ static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
 		}
 		KUNIT_ASSERT_LE(test, got, r);
 		KUNIT_EXPECT_GT(test, budget, 0UL);
-		KUNIT_ASSERT_TRUE_MSG(test, got || cursor > from,
-				      "no progress at cell %llu, room %lu",
+		KUNIT_ASSERT_TRUE_MSG(test, tw_cursor_passed(cursor, first),
+				      "no progress at cursor %llx, room %lu",
 				      cursor, r);
 		for (k = 0; k < got; k++) {
 			const struct tw_node *n = out[k].node;
@@ -2107,8 +2108,8 @@ static unsigned int twt_dump_pass(struct twt_ix *c, unsigned int keep,
 			KUNIT_EXPECT_TRUE(test, twt_in(n));
 			KUNIT_EXPECT_EQ(test, out[k].deadline,
 					twt_want_deadline(n));
-			KUNIT_EXPECT_GE(test, key >> 1, from);
-			KUNIT_EXPECT_LT(test, key >> 1, cursor);
+			KUNIT_EXPECT_GE(test, key, tw_cursor_key(from));
+			KUNIT_EXPECT_TRUE(test, tw_cursor_passed(cursor, key));
 			if (any)
 				KUNIT_EXPECT_LT(test, last, key);
 			seen[n - c->nodes]++;
@@ -2174,7 +2175,7 @@ static void twt_index_dump_resize(struct kunit *test)
 static void twt_index_dump_cell(struct kunit *test)
 {
 	const u64 half = BIT_ULL(63);
-	struct twt_ix *c = twt_ix(test, 100, 7);
+	struct twt_ix *c = twt_ix(test, 100, 9);
 	struct tw_node *k = c->nodes;
 	unsigned long budget = 1000, got;
 	struct tw_ent out[3];
@@ -2190,7 +2191,7 @@ static void twt_index_dump_cell(struct kunit *test)
 		twt_ins(c, i, 10 + i);
 	KUNIT_EXPECT_EQ(test, tw_key(&c->x, k[2].id) >> 1, tw_key(&c->x, k[1].id) >> 1);
 
-	/* Room 1: k[0], then the pair does not fit. */
+	/* Room 1: k[0], then the pair one by one, the odd key's cursor. */
 	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
 	KUNIT_EXPECT_EQ(test, got, 1UL);
 	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[0]);
@@ -2198,10 +2199,18 @@ static void twt_index_dump_cell(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out[0].deadline, 10ULL);
 	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(61) + 1);
 	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 0UL);
-	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62));
+	KUNIT_EXPECT_EQ(test, got, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[1]);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END + 1 + BIT_ULL(62));
+	KUNIT_EXPECT_EQ(test, tw_cursor_key(cursor), half + 1);
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
+	KUNIT_EXPECT_EQ(test, got, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[2]);
+	KUNIT_EXPECT_EQ(test, out[0].deadline, 12ULL);
+	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62) + 1);
 	KUNIT_EXPECT_GT(test, budget, 0UL);
-	/* The same cursor with room 2 gets both. */
+	/* The cell's cursor with room 2 gets both. */
+	cursor = BIT_ULL(62);
 	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
 	KUNIT_EXPECT_EQ(test, got, 2UL);
 	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[1]);
@@ -2250,16 +2259,39 @@ static void twt_index_dump_cell(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, twt_in_tab(&c->x, tw_index_find(&c->x, k[5].id)));
 	cursor = (half + 6) >> 1;
 	budget = 1000;
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 0UL);
-	KUNIT_EXPECT_EQ(test, cursor, (half + 8) >> 1);
-	KUNIT_EXPECT_GT(test, budget, 0UL);
 	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
 	KUNIT_EXPECT_EQ(test, got, 2UL);
 	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[5]);
 	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[6]);
 	KUNIT_EXPECT_EQ(test, out[1].deadline, 16ULL);
 	KUNIT_EXPECT_EQ(test, cursor, ((half + 8) >> 1) + 1);
+	/* room 1: the old table's even key, then the new table's odd one */
+	cursor = (half + 6) >> 1;
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
+	KUNIT_EXPECT_EQ(test, got, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[5]);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END + 1 + ((half + 8) >> 1));
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
+	KUNIT_EXPECT_EQ(test, got, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[6]);
+	KUNIT_EXPECT_EQ(test, cursor, ((half + 8) >> 1) + 1);
+	KUNIT_EXPECT_GT(test, budget, 0UL);
+
+	/* The last cell has no cursor for its odd key: room 1 stops there. */
+	k[7].id = tw_key_id(&c->x, U64_MAX - 1);
+	k[8].id = tw_key_id(&c->x, U64_MAX);
+	twt_ins(c, 7, 17);
+	twt_ins(c, 8, 18);
+	cursor = ((half + 8) >> 1) + 1;
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
+	KUNIT_EXPECT_EQ(test, got, 0UL);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END - 1);
+	KUNIT_EXPECT_GT(test, budget, 0UL);
+	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
+	KUNIT_EXPECT_EQ(test, got, 2UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[7]);
+	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[8]);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
 	twt_check(c);
 }
 
@@ -2279,29 +2311,30 @@ static bool twt_dump_all(struct twt_ix *c, u64 cursor, unsigned long budget,
 	bool any = false;
 
 	memset(c->seen, 0, c->nr);
-	while (cursor < TW_CURSOR_END) {
+	while (cursor != TW_CURSOR_END) {
 		unsigned long left = budget, got, k;
 		u64 from = cursor;
 
 		got = tw_index_dump(&c->x, &cursor, out, room, &left);
 		KUNIT_EXPECT_LE(test, got, room);
 		KUNIT_EXPECT_LE(test, left, budget);
-		KUNIT_EXPECT_GE(test, cursor, from);
+		KUNIT_EXPECT_TRUE(test, cursor == from ||
+				  tw_cursor_passed(cursor, tw_cursor_key(from)));
 		for (k = 0; k < got; k++) {
 			const struct tw_node *n = out[k].node;
 			u64 key = tw_key(&c->x, out[k].id);
 
 			KUNIT_ASSERT_TRUE(test, n >= c->nodes &&
 					  n < c->nodes + c->nr);
-			KUNIT_EXPECT_GE(test, key >> 1, from);
-			KUNIT_EXPECT_LT(test, key >> 1, cursor);
+			KUNIT_EXPECT_GE(test, key, tw_cursor_key(from));
+			KUNIT_EXPECT_TRUE(test, tw_cursor_passed(cursor, key));
 			if (any)
 				KUNIT_EXPECT_LT(test, last, key);
 			last = key;
 			any = true;
 			c->seen[n - c->nodes]++;
 		}
-		stuck = got || cursor > from ? 0 : stuck + 1;
+		stuck = got || cursor != from ? 0 : stuck + 1;
 		if (stuck == 3) {
 			KUNIT_FAIL(test, "budget %lu room %lu: stuck at cell %llx after %u calls",
 				   budget, room, cursor, calls);

@@ -1196,10 +1196,9 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 	if (copy_from_user(&d, arg, sizeof(d)))
 		return -EFAULT;
 	if (memchr_inv(d.reserved, 0, sizeof(d.reserved)) || !d.count ||
-	    d.cursor > TW_CURSOR_END ||
 	    check_mul_overflow(d.count, (u64)sizeof(out[0]), &bytes))
 		return -EINVAL;
-	while (done < d.count && d.cursor < TW_CURSOR_END) {
+	while (done < d.count && d.cursor != TW_CURSOR_END) {
 		unsigned long room = min_t(u64, d.count - done, TW_DUMP_CHUNK);
 		unsigned long slots = TW_DUMP_SLOTS, nr, i;
 		u64 cursor = d.cursor;
@@ -1214,10 +1213,10 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
 		tw_mutex_unlock(wh);
-		if (!nr && cursor < TW_CURSOR_END && slots) {
-			/* the next cell holds two ids and there is room for one */
+		if (!nr && cursor != TW_CURSOR_END && slots) {
+			/* room for one and two ids in the cell with no odd cursor */
 			if (!done)
-				err = -EINVAL;
+				err = -EOVERFLOW;
 			break;
 		}
 		if (copy_to_user(u64_to_user_ptr(d.ptr) + done * sizeof(out[0]),
@@ -1227,7 +1226,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		}
 		done += nr;
 		d.cursor = cursor;
-		if (done < d.count && d.cursor < TW_CURSOR_END) {
+		if (done < d.count && d.cursor != TW_CURSOR_END) {
 			/* a signal ends a dump short, as it would a read() */
 			err = tw_interrupted(done);
 			if (err) {

@@ -1576,12 +1576,18 @@ TEST(dump_errors)
 	dump_init(&d, out, 4);
 	d.reserved[1] = 1ULL << 63;
 	ASSERT_EQ(-EINVAL, ioc(fd, TWHEEL_IOC_DUMP, &d));
+	/*
+	 * Every value is a cursor: above 2^63 a cell's odd key, after a
+	 * call with room for one entry listed its even key alone.
+	 */
 	dump_init(&d, out, 4);
 	d.cursor = (1ULL << 63) + 1;
-	ASSERT_EQ(-EINVAL, ioc(fd, TWHEEL_IOC_DUMP, &d));
+	ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_DUMP, &d));
+	ASSERT_GE(U(2), d.done);
 	dump_init(&d, out, 4);
 	d.cursor = UINT64_MAX;
-	ASSERT_EQ(-EINVAL, ioc(fd, TWHEEL_IOC_DUMP, &d));
+	ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_DUMP, &d));
+	ASSERT_GE(U(2), d.done);
 	/* 2^63 is the end: nothing more */
 	dump_init(&d, out, 4);
 	d.cursor = 1ULL << 63;

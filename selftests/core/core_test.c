@@ -1121,14 +1121,16 @@ static void index_body(struct tw_index *xp)
 			seen[i] = 0;
 		}
 		/* dump with tiny rooms while mutating ids 0..N/4 */
-		while (cursor < TW_CURSOR_END) {
+		while (cursor != TW_CURSOR_END) {
 			unsigned long room = 1 + rnd_below(9), budget = 1 + rnd_below(64);
 			uint64_t c0 = cursor;
 			unsigned long nr = tw_index_dump(xp, &cursor, out, room, &budget);
 			unsigned int j;
 
-			CHECK(nr <= room && cursor >= c0, "dump %lu into %lu, cursor "
-			      "%#" PRIx64 " -> %#" PRIx64, nr, room, c0, cursor);
+			/* every call lists something or moves the cursor on */
+			CHECK(nr <= room && tw_cursor_passed(cursor, tw_cursor_key(c0)),
+			      "dump %lu into %lu, cursor %#" PRIx64 " -> %#" PRIx64,
+			      nr, room, c0, cursor);
 			for (j = 0; j < nr; j++) {
 				struct tw_node *n = out[j].node;
 				uint64_t key = tw_key(xp, out[j].id);
@@ -1142,8 +1144,9 @@ static void index_body(struct tw_index *xp)
 				CHECK(tw_ent_deadline(&out[j]) == dl[k],
 				      "dump deadline of %u", k);
 				CHECK(!any || key > last_key, "dump key order");
-				CHECK(key >> 1 >= c0 && key >> 1 < cursor,
-				      "dump key outside the cells passed");
+				CHECK(key >= tw_cursor_key(c0) &&
+				      tw_cursor_passed(cursor, key),
+				      "dump key outside the keys passed");
 				last_key = key;
 				any = true;
 			}
@@ -1279,6 +1282,61 @@ static void test_dump_wrapped_start(void)
 }
 
 /*
+ * DUMP with room for one entry makes progress on a cell holding two ids:
+ * the even key alone, then the odd one from a cursor above TW_CURSOR_END.
+ * The last cell has no such cursor: room 1 stops there, room 2 lists it.
+ */
+static void test_dump_room_one(void)
+{
+	static const uint64_t keys[] = {
+		6, 7, 1ULL << 62, (1ULL << 62) + 1, ~0ULL - 1, ~0ULL,
+	};
+	static struct tw_node nodes[6];
+	struct tw_ent out[2];
+	struct tw_index x;
+	uint64_t cur = 0;
+	unsigned long budget, nr, i;
+
+	index_init(&x, TW_IDX_MIN);
+	for (i = 0; i < 6; i++) {
+		nodes[i].id = tw_key_id(&x, keys[i]);
+		tw_index_insert(&x, &nodes[i], i + 1);
+	}
+	for (i = 0; i < 4; i++) {
+		budget = ~0UL;
+		nr = tw_index_dump(&x, &cur, out, 1, &budget);
+		CHECK(nr == 1 && out[0].node == &nodes[i],
+		      "room 1, call %lu: %lu ids, node %ld", i, nr,
+		      nr ? (long)(out[0].node - nodes) : -1L);
+		CHECK(cur == (i % 2 ? (keys[i] >> 1) + 1 :
+			      TW_CURSOR_END + 1 + (keys[i] >> 1)),
+		      "room 1, call %lu: cursor %#" PRIx64, i, cur);
+		CHECK(tw_cursor_key(cur) == keys[i] + 1,
+		      "cursor key %#" PRIx64, tw_cursor_key(cur));
+	}
+	/* the last cell: no cursor for its odd key */
+	budget = ~0UL;
+	nr = tw_index_dump(&x, &cur, out, 1, &budget);
+	CHECK(nr == 0 && budget && cur == TW_CURSOR_END - 1,
+	      "last cell, room 1: %lu ids, cursor %#" PRIx64, nr, cur);
+	nr = tw_index_dump(&x, &cur, out, 2, &budget);
+	CHECK(nr == 2 && out[0].node == &nodes[4] && out[1].node == &nodes[5] &&
+	      cur == TW_CURSOR_END, "last cell, room 2: %lu ids", nr);
+	/* a cursor at an odd key lists from that key, whatever the even one */
+	cur = TW_CURSOR_END + 1 + (1ULL << 61);
+	budget = ~0UL;
+	nr = tw_index_dump(&x, &cur, out, 2, &budget);
+	CHECK(nr == 1 && out[0].node == &nodes[3] && cur == TW_CURSOR_END - 1,
+	      "from the odd key of 2^61: %lu ids", nr);
+	cur = UINT64_MAX;	/* the odd key of cell 2^63 - 2 */
+	budget = ~0UL;
+	nr = tw_index_dump(&x, &cur, out, 1, &budget);
+	CHECK(tw_cursor_key(UINT64_MAX) == ~0ULL - 2 && nr == 0 && budget &&
+	      cur == TW_CURSOR_END - 1, "from UINT64_MAX: %lu ids", nr);
+	free(x.tab);
+}
+
+/*
  * Hash flooding: families of structured ids, among them the ids whose keys
  * were 0, 1, 2, ... under the fixed multiplier of the unkeyed index
  * (GOLDEN_RATIO_64: one home and one run for all of them), must probe like
@@ -1401,6 +1459,7 @@ int main(void)
 		{ "index_random_vs_model_and_dump", test_index },
 		{ "index_want_size", test_index_sizes },
 		{ "dump_wrapped_start", test_dump_wrapped_start },
+		{ "dump_room_one", test_dump_room_one },
 		{ "index_flooding_structured_ids", test_index_flooding },
 	};
 	unsigned int i, n = sizeof(tests) / sizeof(tests[0]), failed = 0;

@@ -1186,10 +1186,17 @@ static void dump_begin(void)
 	case 2:
 		j = u8() % NODES;
 		c = m[j].state != ABSENT ? tw_key(&x, m[j].id) >> 1 : 0;
-		c += u8() % 3 == 2 ? 1 : 0;
+		i = u8() % 3;
+		if (i == 1 && c + 1 < TW_CURSOR_END)
+			c += TW_CURSOR_END + 1;	/* the cell's odd key */
+		else if (i == 2)
+			c++;
 		break;
-	case 3:
+	case 3:		/* the last cells, even and odd keys */
 		c = TW_CURSOR_END - 1 - u8() % 2;
+		c += u8() % 2 ? 0 : TW_CURSOR_END + 1;
+		if (c == 2 * TW_CURSOR_END)
+			c = UINT64_MAX;
 		break;
 	case 4:
 		c = u8() == 255 ? TW_CURSOR_END : (u64)u8() << 55;
@@ -1202,9 +1209,10 @@ static void dump_begin(void)
 	dump_any = false;
 	for (i = 0; i < NODES; i++) {
 		m[i].listed = 0;
-		m[i].stable = m[i].state != ABSENT && tw_key(&x, m[i].id) >> 1 >= c;
+		m[i].stable = m[i].state != ABSENT && c != TW_CURSOR_END &&
+			      tw_key(&x, m[i].id) >= tw_cursor_key(c);
 	}
-	tr("  dump from cell %#" PRIx64, c);
+	tr("  dump from cursor %#" PRIx64, c);
 }
 
 static void dump_step(void)
@@ -1229,14 +1237,17 @@ static void dump_step(void)
 	   " budget %lu", room, b0, nr, c0, c1, budget);
 	CHECK(nr <= room, "dump stored %lu into room %lu", nr, room);
 	CHECK(budget <= b0, "dump raised the budget");
-	CHECK(c1 >= c0 && c1 <= TW_CURSOR_END, "dump cursor went %#" PRIx64
-	      " -> %#" PRIx64, c0, c1);
+	CHECK(c0 == TW_CURSOR_END ? c1 == c0 :
+	      c1 == c0 || tw_cursor_passed(c1, tw_cursor_key(c0)),
+	      "dump cursor went %#" PRIx64 " -> %#" PRIx64, c0, c1);
 	/*
-	 * Every call with room for a cell makes progress, even one that runs
-	 * out of budget (it goes on until it can move the cursor), and an
-	 * unlimited budget never runs out.
+	 * Every call makes progress, even one that runs out of budget (it
+	 * goes on until it can move the cursor) or has room for one entry
+	 * and two in the next cell (it lists the even key alone), but for
+	 * that pair in the last cell; an unlimited budget never runs out.
 	 */
-	CHECK(c0 == TW_CURSOR_END || room < 2 || c1 > c0,
+	CHECK(c0 == TW_CURSOR_END || c1 != c0 ||
+	      (room == 1 && c0 == TW_CURSOR_END - 1),
 	      "dump made no progress at %#" PRIx64 " with room %lu, budget %lu "
 	      "left", c0, room, budget);
 	CHECK(b0 != ~0UL || budget, "dump ran out of an unlimited budget");
@@ -1253,31 +1264,33 @@ static void dump_step(void)
 		      out[j].id, out[j].deadline);
 		CHECK(!dump_any || key > dump_last_key, "dump out of key order: "
 		      "node %d key %#" PRIx64 " after %#" PRIx64, i, key, dump_last_key);
-		CHECK(key >> 1 >= c0 && key >> 1 < c1, "dump listed node %d (cell %#"
-		      PRIx64 ") outside [%#" PRIx64 ", %#" PRIx64 ")", i, key >> 1,
-		      c0, c1);
+		CHECK(key >= tw_cursor_key(c0) && tw_cursor_passed(c1, key),
+		      "dump listed node %d (key %#" PRIx64 ") outside cursors [%#"
+		      PRIx64 ", %#" PRIx64 ")", i, key, c0, c1);
 		dump_last_key = key;
 		dump_any = true;
 		m[i].listed++;
 		now_listed[i] = 1;
 	}
 	free(out);
-	/* every node in the cells passed over was listed by this very call */
+	/* every node in the keys passed over was listed by this very call */
 	for (i = 0; i < NODES; i++) {
-		u64 cell = tw_key(&x, m[i].id) >> 1;
+		u64 key = tw_key(&x, m[i].id);
 
-		if (m[i].state == ABSENT || cell < c0 || cell >= c1)
+		if (m[i].state == ABSENT || c0 == TW_CURSOR_END ||
+		    key < tw_cursor_key(c0) || !tw_cursor_passed(c1, key))
 			continue;
-		CHECK(now_listed[i], "dump passed cell %#" PRIx64 " but did not "
-		      "list node %d", cell, i);
+		CHECK(now_listed[i], "dump passed key %#" PRIx64 " but did not "
+		      "list node %d", key, i);
 	}
-	if (!nr && c1 < TW_CURSOR_END && budget) {
+	if (!nr && c1 != TW_CURSOR_END && budget) {
 		unsigned int pair = 0;
 
 		for (i = 0; i < NODES; i++)
 			pair += m[i].state != ABSENT && tw_key(&x, m[i].id) >> 1 == c1;
-		CHECK(room == 1 && pair == 2, "dump returned 0 with budget left at "
-		      "cell %#" PRIx64 " (room %lu, %u nodes there)", c1, room, pair);
+		CHECK(room == 1 && pair == 2 && c1 == TW_CURSOR_END - 1,
+		      "dump returned 0 with budget left at cursor %#" PRIx64
+		      " (room %lu, %u nodes in the cell)", c1, room, pair);
 	}
 	if (c1 == TW_CURSOR_END) {
 		for (i = 0; i < NODES; i++) {

@@ -171,7 +171,9 @@ struct twheel_stats {
  * @reserved: must be 0
  *
  * Ids present for the whole dump appear exactly once.  Feeding the entries
- * to TWHEEL_IOC_ARM on a new fd recreates the wheel.
+ * to TWHEEL_IOC_ARM on a new fd recreates the wheel.  Any @count makes
+ * progress (EOVERFLOW in the one exception, see twheel(4)); every value
+ * of @cursor is valid.
  */
 struct twheel_dump {
 	__u64 ptr;
