@@ -337,15 +337,19 @@ static unsigned long tw_dist(const struct tw_index *x, const struct tw_ent *e,
 
 /*
  * The smallest key whose home is slot @p or later: ceil(p * 2^64 / size),
- * in two 32-bit steps of long division (@p < @size < 2^32).
+ * by long division 31 bits a step (@p < @size <= TW_IDX_MAX <= 2^33: the
+ * remainder shifted by 31 never overflows).
  */
 static u64 tw_home_key(unsigned long p, unsigned long size)
 {
-	u64 r, q1, q0;
+	unsigned int bits, step;
+	u64 q = 0, r = p;
 
-	q1 = div64_u64_rem((u64)p << 32, size, &r);
-	q0 = div64_u64_rem(r << 32, size, &r);
-	return (q1 << 32 | q0) + (r != 0);
+	for (bits = 64; bits; bits -= step) {
+		step = min(bits, 31U);
+		q = q << step | div64_u64_rem(r << step, size, &r);
+	}
+	return q + (r != 0);
 }
 
 /*
@@ -569,7 +573,7 @@ unsigned long tw_index_want_size(const struct tw_index *x, unsigned long extra)
 	    (x->size <= TW_IDX_MIN || want * 4 >= x->size))
 		return 0;
 	want = want * 4 / 3 + 1;
-	want = clamp_t(u64, want, TW_IDX_MIN, U32_MAX);
+	want = clamp_t(u64, want, TW_IDX_MIN, TW_IDX_MAX);
 	return want != x->size ? want : 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include <linux/types.h>
 #include <linux/bits.h>
+#include <linux/limits.h>
 #include <linux/list.h>
 
 #define TW_LVL_BITS	6
@@ -19,8 +20,14 @@
 #define TW_LEVELS	8
 #define TW_TICKS_MAX	(1ULL << (TW_LEVELS * TW_LVL_BITS))
 
-/* Index: at least TW_IDX_MIN slots; held between 3/4 and 9/10 full. */
+/*
+ * Index: TW_IDX_MIN to TW_IDX_MAX slots, held between 3/4 and 9/10 full.
+ * 2^33 slots hold 2^32 ids (TWHEEL_MAX_IDS_LIMIT) below 9/10, so the
+ * index never refuses an id a cap allows; on 32 bits memory runs out first.
+ */
 #define TW_IDX_MIN	64
+#define TW_IDX_MAX	((unsigned long)(BIT_ULL(33) < ULONG_MAX ? BIT_ULL(33) : \
+						 ULONG_MAX))
 /* Random words that key an index (tw_index_init(), tw_key()). */
 #define TW_SECRET_WORDS	3
 

@@ -1900,6 +1900,53 @@ static void twt_index_basic(struct kunit *test)
 	twt_check(c);
 }
 
+/*
+ * tw_home_key() is ceil(p * 2^64 / size): the first key at home in slot
+ * p, for sizes past 2^32 too (up to TW_IDX_MAX, room for 2^32 ids), and
+ * the sizes the index grows to reach that many ids.
+ */
+static void twt_index_home_key(struct kunit *test)
+{
+	static const u64 sizes[] = {
+		TW_IDX_MIN, 100, U32_MAX, BIT_ULL(32), BIT_ULL(32) + 7,
+		3 * BIT_ULL(31) + 1, BIT_ULL(33) - 1, BIT_ULL(33),
+	};
+	struct tw_index x = { .size = TW_IDX_MIN };
+	unsigned int i, j;
+	u64 ids;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		unsigned long size = sizes[i];
+		const unsigned long ps[] = {
+			1, 2, size / 3, size / 2, size - 2, size - 1,
+		};
+
+		if (sizes[i] > TW_IDX_MAX)
+			continue;	/* 32 bits */
+		for (j = 0; j < ARRAY_SIZE(ps); j++) {
+			u64 k = tw_home_key(ps[j], size);
+
+			KUNIT_EXPECT_EQ_MSG(test, tw_home(k, size), ps[j],
+					    "size %lu", size);
+			KUNIT_EXPECT_LT_MSG(test, tw_home(k - 1, size), ps[j],
+					    "size %lu", size);
+		}
+	}
+	if (BITS_PER_LONG == 32)
+		return;
+	for (ids = 1; ids <= TWHEEL_MAX_IDS_LIMIT; ids += 1 + ids / 64) {
+		unsigned long size;
+
+		x.nr = ids - 1;
+		size = tw_index_want_size(&x, 1);
+		if (size)
+			x.size = size;
+		KUNIT_ASSERT_TRUE_MSG(test, tw_index_fits(ids, x.size),
+				      "%llu ids in %lu slots", ids, x.size);
+	}
+	KUNIT_EXPECT_LE(test, x.size, TW_IDX_MAX);
+}
+
 static void twt_index_want_size(struct kunit *test)
 {
 	/*
@@ -3513,6 +3560,7 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_queue_random),
 	KUNIT_CASE(twt_index_basic),
 	KUNIT_CASE(twt_index_want_size),
+	KUNIT_CASE(twt_index_home_key),
 	KUNIT_CASE(twt_index_grow_steps),
 	KUNIT_CASE(twt_index_shrink_steps),
 	KUNIT_CASE(twt_index_dump_resize),

@@ -75,6 +75,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/twheel.h>
@@ -121,6 +122,25 @@ static_assert(sizeof(struct twheel_query) == 32);
 static_assert(sizeof(struct twheel_stats) == 160);
 static_assert(sizeof(struct twheel_dump) == 48);
 static_assert(sizeof(struct twheel_event) == 32);
+/* the index takes every id a cap allows (64 bits: memory ends it on 32) */
+static_assert(BITS_PER_LONG == 32 ||
+	      (u64)TW_IDX_MAX * 9 >= TWHEEL_MAX_IDS_LIMIT * 10);
+
+/*
+ * A zeroed index table of @size slots.  kvmalloc() refuses more than
+ * INT_MAX bytes (89 M slots, some 70 M ids): a larger table, on the way to
+ * TWHEEL_MAX_IDS_LIMIT ids, comes from vmalloc() itself, charged alike.
+ */
+static struct tw_ent *tw_tab_alloc(unsigned long size, gfp_t gfp)
+{
+	size_t bytes;
+
+	if (check_mul_overflow(size, sizeof(struct tw_ent), &bytes))
+		return NULL;
+	if (bytes <= INT_MAX)
+		return kvzalloc(bytes, gfp);
+	return __vmalloc(bytes, gfp | __GFP_ZERO);
+}
 
 static unsigned long max_user_ids;
 module_param(max_user_ids, ulong, 0644);
@@ -376,7 +396,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		struct tw_ent *tab;
 
 		tw_mutex_unlock(wh);
-		tab = kvcalloc(size, sizeof(*tab), TW_GFP_GROW);
+		tab = tw_tab_alloc(size, TW_GFP_GROW);
 		mutex_lock(&wh->lock);
 		/*
 		 * Other chunks may have run while the lock was dropped: the
@@ -426,7 +446,7 @@ static void tw_maintain_nowait(struct twheel *wh, unsigned long ids)
 		struct tw_ent *tab = NULL;
 
 		if (size <= TW_NOWAIT_TABLE / sizeof(*tab))
-			tab = kvcalloc(size, sizeof(*tab), TW_GFP_NOWAIT);
+			tab = tw_tab_alloc(size, TW_GFP_NOWAIT);
 		if (tab)
 			tw_start_resize(wh, tab, size);
 		else
@@ -1308,7 +1328,7 @@ static int tw_open(struct inode *inode, struct file *file)
 	u64 secret[TW_SECRET_WORDS];
 
 	wh = kzalloc(sizeof(*wh), GFP_KERNEL_ACCOUNT);
-	tab = kvcalloc(TW_IDX_MIN, sizeof(*tab), GFP_KERNEL_ACCOUNT);
+	tab = tw_tab_alloc(TW_IDX_MIN, GFP_KERNEL_ACCOUNT);
 	sentinel = tw_node_alloc(0, GFP_KERNEL_ACCOUNT);
 	if (!wh || !tab || !sentinel)
 		goto nomem;

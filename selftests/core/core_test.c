@@ -1205,6 +1205,43 @@ static void test_index(void)
 	free(x.tab);
 }
 
+/*
+ * Sizes alone (no table): growing one id at a time from the minimum, the
+ * index keeps every count of ids up to 2^32 (TWHEEL_MAX_IDS_LIMIT) within
+ * 9/10 of its size, the old U32_MAX clamp stopped at 0.9 * 2^32.
+ */
+#define MAX_IDS_LIMIT	(1ULL << 32)	/* TWHEEL_MAX_IDS_LIMIT */
+
+static void test_index_sizes_to_limit(void)
+{
+	struct tw_index x = { .size = TW_IDX_MIN };
+	unsigned int grows = 0;
+	uint64_t ids;
+
+	CHECK(TW_IDX_MAX == 1ULL << 33, "TW_IDX_MAX %#lx", TW_IDX_MAX);
+	for (ids = 1; ids <= MAX_IDS_LIMIT; ids += 1 + ids / 64) {
+		unsigned long s;
+
+		x.nr = ids - 1;
+		s = tw_index_want_size(&x, ids - x.nr);
+		if (s) {
+			grows++;
+			x.size = s;
+		}
+		if (!tw_index_fits(ids, x.size)) {
+			CHECK(0, "%#" PRIx64 " ids over 9/10 of %lu slots", ids,
+			      x.size);
+			return;
+		}
+	}
+	x.nr = MAX_IDS_LIMIT - 1;
+	if (tw_index_want_size(&x, 1))
+		x.size = tw_index_want_size(&x, 1);
+	CHECK(tw_index_fits(MAX_IDS_LIMIT, x.size) &&
+	      x.size <= TW_IDX_MAX && grows > 50, "%lu slots after %u grows",
+	      x.size, grows);
+}
+
 /* tw_index_want_size(): the documented thresholds. */
 static void test_index_sizes(void)
 {
@@ -1242,6 +1279,7 @@ static void test_index_sizes(void)
 	CHECK(tw_index_want_size(&x, 0) == TW_IDX_MIN, "shrink to minimum");
 	check_index(&x);
 	free(x.tab);
+	test_index_sizes_to_limit();
 }
 
 /*
