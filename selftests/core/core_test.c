@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host-side tests of kmod/twheel_core.c, built in user space against small
- * shims of the kernel headers (shim/linux/).  Randomised against simple
- * models; the seed is printed and can be set with TWHEEL_SEED.  TAP output.
+ * shims of the kernel headers (tools/include/linux/).  Randomised against
+ * simple models; the seed is printed and can be set with TWHEEL_SEED.  TAP
+ * output.
  */
 #include <inttypes.h>
 #include <stdio.h>

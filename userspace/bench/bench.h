@@ -11,7 +11,7 @@
  *   inproc   kmod/twheel_core.c linked into this process (malloc'd nodes)
  *
  * This header is shared by every file, including c_inproc.c, which is
- * compiled against the kernel shims of selftests/core (no uapi header).
+ * compiled against the kernel shims of tools/include (no uapi header).
  */
 #ifndef TWHEEL_BENCH_H
 #define TWHEEL_BENCH_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Contender "inproc": the module's wheel and index (kmod/twheel_core.c,
- * built with the user-space shims of selftests/core) driven in this process
+ * built with the user-space shims of tools/include) driven in this process
  * the way twheel_main.c drives them: chunks of 64 touches with one clock
  * read each, index lookup/insert, lazy deadline update (a later deadline of
  * an armed id is written to its index entry only; the wheel, which has the
@@ -13,7 +13,7 @@
  * come from malloc(), the ready queue's sentinel too.  No lock, no system
  * call: the floor that the module's write()/read() are measured against.
  *
- * Compiled with -I selftests/core/shim -I kmod: no uapi header here.
+ * Compiled with -I tools/include -I kmod: no uapi header here.
  */
 #include <errno.h>
 #include <stdlib.h>
