@@ -5,7 +5,6 @@
  * simple models; the seed is printed and can be set with TWHEEL_SEED.  TAP
  * output.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +26,9 @@ static int failures;
 	}								\
 } while (0)
 
-static uint64_t rng_state;
+static u64 rng_state;
 
-static uint64_t rnd(void)
+static u64 rnd(void)
 {
 	/* xorshift64* */
 	rng_state ^= rng_state >> 12;
@@ -38,7 +37,7 @@ static uint64_t rnd(void)
 	return rng_state * 0x2545F4914F6CDD1DULL;
 }
 
-static uint64_t rnd_below(uint64_t n)
+static u64 rnd_below(u64 n)
 {
 	return n ? rnd() % n : 0;
 }
@@ -53,7 +52,7 @@ static uint64_t rnd_below(uint64_t n)
 		return;							\
 } while (0)
 
-static struct tw_node *node_alloc(uint64_t id, uint64_t data)
+static struct tw_node *node_alloc(u64 id, u64 data)
 {
 	struct tw_node *n = malloc(sizeof(*n));
 
@@ -82,7 +81,7 @@ static struct tw_ent *tab_alloc(unsigned long size)
 /* An empty index of @size slots keyed with a secret from the test's seed. */
 static void index_init(struct tw_index *x, unsigned long size)
 {
-	uint64_t secret[TW_SECRET_WORDS] = { rnd(), rnd(), rnd() };
+	u64 secret[TW_SECRET_WORDS] = { rnd(), rnd(), rnd() };
 
 	tw_index_init(x, tab_alloc(size), size, secret);
 }
@@ -127,7 +126,7 @@ static void check_queue(const struct tw_wheel *w)
 	const struct tw_index *x = w->idx;
 	const struct tw_node *n;
 	unsigned long k = 0, queued = 0, p;
-	uint64_t last = 1;
+	u64 last = 1;
 
 	CHECK(w->tail && !w->tail->next, "sentinel %p, its next %p",
 	      (void *)w->tail, w->tail ? (void *)w->tail->next : NULL);
@@ -139,11 +138,11 @@ static void check_queue(const struct tw_wheel *w)
 		      w->nr_ready);
 		e = tw_index_find(x, n->id);
 		CHECK(e && e->node == n && tw_ent_queued(e),
-		      "event %lu (id %#" PRIx64 "): entry %p, its node %p, "
-		      "deadline word %#" PRIx64, k, n->id, (void *)e,
+		      "event %lu (id %#llx): entry %p, its node %p, "
+		      "deadline word %#llx", k, n->id, (void *)e,
 		      e ? (void *)e->node : NULL, e ? e->deadline : 0);
-		CHECK(n->expired >= last, "event %lu expired at %" PRIu64
-		      " after one at %" PRIu64, k, n->expired, last);
+		CHECK(n->expired >= last, "event %lu expired at %llu"
+		      " after one at %llu", k, n->expired, last);
 		last = n->expired;
 	}
 	CHECK(k == w->nr_ready, "queue has %lu events, nr_ready %lu", k,
@@ -173,7 +172,7 @@ static void check_hlist(const struct tw_wheel *w, const struct hlist_head *h,
 		const struct tw_ent *e = tw_index_find(w->idx, n->id);
 
 		CHECK(e && e->node == n && !tw_ent_queued(e),
-		      "armed id %#" PRIx64 ": entry %p", n->id, (void *)e);
+		      "armed id %#llx: entry %p", n->id, (void *)e);
 		CHECK(++*count <= w->nr_armed, "more than %lu armed",
 		      w->nr_armed);
 	}
@@ -200,19 +199,19 @@ enum { ABSENT, ARMED, EXPIRED };
 
 /* The model of one id. */
 struct mid {
-	uint64_t id;
+	u64 id;
 	int state;
-	uint64_t deadline;	/* the id's current deadline */
-	uint64_t placed;	/* ARMED: the deadline it was last armed with */
-	uint64_t data;
-	uint64_t stamp;		/* EXPIRED: the event's expiry clock */
+	u64 deadline;	/* the id's current deadline */
+	u64 placed;	/* ARMED: the deadline it was last armed with */
+	u64 data;
+	u64 stamp;		/* EXPIRED: the event's expiry clock */
 	bool direct;		/* EXPIRED: queued by tw_wheel_expire() */
 	struct tw_node *node;	/* what its entry's ->node must be */
 };
 
 #define MAX_IDS 1000
 
-static const uint64_t ticks_ns[] = { 100000, 1000000, 7777777, 1000000000ULL,
+static const u64 ticks_ns[] = { 100000, 1000000, 7777777, 1000000000ULL,
 				     3600000000000ULL };
 
 static struct mid m[MAX_IDS];
@@ -234,7 +233,7 @@ static unsigned int rq_pos(int i)
 }
 
 /* The event of id @i goes into the sentinel; its node is the new one. */
-static void model_expire(int i, uint64_t now, bool direct)
+static void model_expire(int i, u64 now, bool direct)
 {
 	rq[rq_len] = i;
 	rqn[rq_len + 1] = m[i].node;
@@ -293,9 +292,9 @@ static void check_model_queue(const struct tw_wheel *w)
 		CHECK(n == rqn[k], "event %u in node %p, model %p", k,
 		      (void *)n, (void *)rqn[k]);
 		CHECK(n->id == y->id && n->data == y->data &&
-		      n->expired == y->stamp, "event %u: id %#" PRIx64 " data %#"
-		      PRIx64 " expired %" PRIu64 ", model %#" PRIx64 " %#" PRIx64
-		      " %" PRIu64, k, n->id, n->data, n->expired, y->id, y->data,
+		      n->expired == y->stamp, "event %u: id %#llx data %#"
+		      "llx expired %llu, model %#llx %#llx"
+		      " %llu", k, n->id, n->data, n->expired, y->id, y->data,
 		      y->stamp);
 	}
 	CHECK(n == w->tail, "no sentinel after the last event");
@@ -314,18 +313,18 @@ static void check_id(const struct tw_index *x, int i)
 	CHECK(e->node == y->node && e->id == y->id &&
 	      tw_ent_deadline(e) == y->deadline &&
 	      tw_ent_queued(e) == (y->state == EXPIRED),
-	      "entry of id %d: node %p (model %p) deadline word %#" PRIx64
-	      " (model %#" PRIx64 ", state %d)", i, (void *)e->node,
+	      "entry of id %d: node %p (model %p) deadline word %#llx"
+	      " (model %#llx, state %d)", i, (void *)e->node,
 	      (void *)y->node, e->deadline, y->deadline, y->state);
 	CHECK(e->node->id == y->id && e->node->data == y->data,
-	      "node of id %d holds id %#" PRIx64 " data %#" PRIx64, i,
+	      "node of id %d holds id %#llx data %#llx", i,
 	      e->node->id, e->node->data);
 }
 
 /* Counts of what a run did, so that it can check it did each. */
 struct wstats {
-	uint64_t expired, armed, lazy, discards, pops, direct, rearmed;
-	uint64_t at[3];		/* discards at the head, in the middle, last */
+	u64 expired, armed, lazy, discards, pops, direct, rearmed;
+	u64 at[3];		/* discards at the head, in the middle, last */
 	unsigned int max_queue;
 };
 
@@ -336,7 +335,7 @@ struct wstats {
  * and free the node.
  */
 static void read_events(struct tw_wheel *w, unsigned int k, unsigned int ok,
-			uint64_t *last_e, struct wstats *st)
+			u64 *last_e, struct wstats *st)
 {
 	struct tw_node *peek[16], *node;
 	struct tw_ent *ent[16];
@@ -348,7 +347,7 @@ static void read_events(struct tw_wheel *w, unsigned int k, unsigned int ok,
 		CHECK(n < rq_len && node == rqn[n], "peek %u: node %p", n,
 		      (void *)node);
 		y = &m[rq[n]];
-		CHECK(node->id == y->id, "peek %u: id %#" PRIx64, n, node->id);
+		CHECK(node->id == y->id, "peek %u: id %#llx", n, node->id);
 		ent[n] = tw_index_find(w->idx, node->id);
 		CHECK(ent[n] && ent[n]->node == node && tw_ent_queued(ent[n]) &&
 		      tw_ent_deadline(ent[n]) <= node->expired,
@@ -361,7 +360,7 @@ static void read_events(struct tw_wheel *w, unsigned int k, unsigned int ok,
 	for (i = 0; i < ok; i++) {
 		int id = rq[0];
 		struct mid *y = &m[id];
-		uint64_t ze = tw_ticks(w, y->deadline);
+		u64 ze = tw_ticks(w, y->deadline);
 
 		node = tw_wheel_pop(w);
 		CHECK(node == peek[i] && node == model_pop(), "pop %u: %p", i,
@@ -374,8 +373,8 @@ static void read_events(struct tw_wheel *w, unsigned int k, unsigned int ok,
 		      "popped id %d: entry %p", id, (void *)ent[i]);
 		/* the wheel's events come in tick order */
 		if (!y->direct) {
-			CHECK(ze >= *last_e, "order: tick %" PRIu64 " after %"
-			      PRIu64, ze, *last_e);
+			CHECK(ze >= *last_e, "order: tick %llu after %llu",
+			      ze, *last_e);
 			*last_e = ze;
 		}
 		tw_index_remove(w->idx, ent[i]);
@@ -387,7 +386,7 @@ static void read_events(struct tw_wheel *w, unsigned int k, unsigned int ok,
 }
 
 /* Read every event, in the module's chunks of at most 16. */
-static void read_all(struct tw_wheel *w, uint64_t *last_e, struct wstats *st)
+static void read_all(struct tw_wheel *w, u64 *last_e, struct wstats *st)
 {
 	while (rq_len)
 		CHECKED(read_events(w, 16, 16, last_e, st));
@@ -416,10 +415,10 @@ static void detach(struct tw_wheel *w, struct tw_ent *e, int i,
 		CHECK(n == mn && e->node == n && !tw_ent_queued(e) &&
 		      tw_ent_deadline(e) == y->deadline,
 		      "discard of id %d: node %p, model %p, entry's %p, deadline "
-		      "word %#" PRIx64, i, (void *)n, (void *)mn,
+		      "word %#llx", i, (void *)n, (void *)mn,
 		      (void *)e->node, e->deadline);
 		CHECK(n->id == y->id && n->data == y->data, "discard of id %d: "
-		      "the node holds id %#" PRIx64 " data %#" PRIx64, i, n->id,
+		      "the node holds id %#llx data %#llx", i, n->id,
 		      n->data);
 		CHECK(w->nr_ready == rq_len && w->tail == rqn[rq_len],
 		      "discard: nr_ready %lu (model %u), sentinel %p (model %p)",
@@ -441,9 +440,9 @@ static void wheel_body(struct tw_wheel *w, struct tw_index *xp,
 		       unsigned int nr, unsigned int steps, bool lazy,
 		       struct wstats *st)
 {
-	uint64_t tick = ticks_ns[rnd_below(5)];
-	uint64_t now = rnd_below(1ULL << 50);
-	uint64_t last_e = 0;
+	u64 tick = ticks_ns[rnd_below(5)];
+	u64 now = rnd_below(1ULL << 50);
+	u64 last_e = 0;
 	unsigned int step, j;
 
 	memset(m, 0, sizeof(m));
@@ -459,7 +458,7 @@ static void wheel_body(struct tw_wheel *w, struct tw_index *xp,
 		unsigned int i = rnd_below(nr), op = rnd_below(100);
 		struct mid *y;
 		struct tw_ent *e;
-		uint64_t span, d;
+		u64 span, d;
 		bool past = false;
 
 		/* often an id whose event is queued, anywhere in the queue */
@@ -486,7 +485,7 @@ static void wheel_body(struct tw_wheel *w, struct tw_index *xp,
 
 		if (op < 40) {
 			bool data = rnd_below(2);
-			uint64_t v = rnd();
+			u64 v = rnd();
 
 			if (lazy && y->state == ARMED && d >= y->deadline &&
 			    d > now) {
@@ -536,7 +535,7 @@ static void wheel_body(struct tw_wheel *w, struct tw_index *xp,
 			CHECKED(read_events(w, k, rnd_below(4) ? k : rnd_below(k + 1),
 					    &last_e, st));
 		} else {
-			uint64_t nt, t, min_e = UINT64_MAX;
+			u64 nt, t, min_e = UINT64_MAX;
 			unsigned int budget, before = rq_len, k;
 			const struct tw_node *n;
 			bool any;
@@ -551,14 +550,14 @@ static void wheel_body(struct tw_wheel *w, struct tw_index *xp,
 					continue;
 				CHECK(m[j].placed <= m[j].deadline &&
 				      (lazy || m[j].placed == m[j].deadline),
-				      "id %u armed with %" PRIu64 ", deadline %"
-				      PRIu64, j, m[j].placed, m[j].deadline);
+				      "id %u armed with %llu, deadline %llu",
+				      j, m[j].placed, m[j].deadline);
 				if (tw_ticks(w, m[j].deadline) < min_e)
 					min_e = tw_ticks(w, m[j].deadline);
 			}
 			any = tw_wheel_next(w, &t);
 			CHECK(any == (min_e != UINT64_MAX), "next %d", any);
-			CHECK(!any || t <= min_e, "next %" PRIu64 " > %" PRIu64,
+			CHECK(!any || t <= min_e, "next %llu > %llu",
 			      t, min_e);
 
 			switch (rnd_below(4)) {
@@ -602,10 +601,10 @@ static void wheel_body(struct tw_wheel *w, struct tw_index *xp,
 				z = &m[zi];
 				CHECK(f && f->node == n, "new event: entry %p",
 				      (void *)f);
-				CHECK(zi < nr && z->id == n->id, "new event of id %#" PRIx64,
+				CHECK(zi < nr && z->id == n->id, "new event of id %#llx",
 				      n->id);
 				CHECK(z->state == ARMED, "expired twice");
-				CHECK(z->deadline <= now, "early by %" PRIu64,
+				CHECK(z->deadline <= now, "early by %llu",
 				      z->deadline - now);
 				CHECK(n->expired == (now ? now : 1), "expired stamp");
 				CHECK(n->data == z->data, "data");
@@ -616,8 +615,8 @@ static void wheel_body(struct tw_wheel *w, struct tw_index *xp,
 			for (j = 0; j < nr; j++)
 				CHECK(m[j].state != ARMED ||
 				      tw_ticks(w, m[j].deadline) > nt,
-				      "id %u due at tick %" PRIu64 " not expired at %"
-				      PRIu64, j, tw_ticks(w, m[j].deadline), nt);
+				      "id %u due at tick %llu not expired at %llu",
+				      j, tw_ticks(w, m[j].deadline), nt);
 			if (rq_len > st->max_queue)
 				st->max_queue = rq_len;
 			if (!lazy || !rnd_below(8))
@@ -675,12 +674,12 @@ static void test_wheel(void)
 	if (failures != before)
 		return;
 	CHECK(st.expired && st.armed && st.discards && st.direct && st.pops &&
-	      !st.lazy, "expired %" PRIu64 " armed %" PRIu64 " discards %"
-	      PRIu64 " direct %" PRIu64 " pops %" PRIu64, st.expired, st.armed,
+	      !st.lazy, "expired %llu armed %llu discards %"
+	      "llu direct %llu pops %llu", st.expired, st.armed,
 	      st.discards, st.direct, st.pops);
-	printf("# %" PRIu64 " armed, %" PRIu64 " expired by the wheel, %" PRIu64
-	       " queued at once, %" PRIu64 " discarded (%" PRIu64 " at the head, %"
-	       PRIu64 " in the middle, %" PRIu64 " last), %" PRIu64 " read\n",
+	printf("# %llu armed, %llu expired by the wheel, %llu"
+	       " queued at once, %llu discarded (%llu at the head, %"
+	       "llu in the middle, %llu last), %llu read\n",
 	       st.armed, st.expired, st.direct, st.discards, st.at[0], st.at[1],
 	       st.at[2], st.pops);
 }
@@ -695,14 +694,14 @@ static void test_wheel_index(void)
 	if (failures != before)
 		return;
 	CHECK(st.expired && st.lazy && st.rearmed && st.pops && st.at[0] &&
-	      st.at[1] && st.at[2], "expired %" PRIu64 " lazy %" PRIu64
-	      " re-armed %" PRIu64 " pops %" PRIu64 " discards %" PRIu64 "/%"
-	      PRIu64 "/%" PRIu64, st.expired, st.lazy, st.rearmed, st.pops,
+	      st.at[1] && st.at[2], "expired %llu lazy %llu"
+	      " re-armed %llu pops %llu discards %llu/%"
+	      "llu/%llu", st.expired, st.lazy, st.rearmed, st.pops,
 	      st.at[0], st.at[1], st.at[2]);
-	printf("# %" PRIu64 " armed, %" PRIu64 " lazy, %" PRIu64 " expired by "
-	       "the wheel, %" PRIu64 " queued at once, %" PRIu64 " discarded (%"
-	       PRIu64 " at the head, %" PRIu64 " in the middle, %" PRIu64
-	       " last; %" PRIu64 " re-armed), %" PRIu64 " read; queue up to %u\n",
+	printf("# %llu armed, %llu lazy, %llu expired by "
+	       "the wheel, %llu queued at once, %llu discarded (%"
+	       "llu at the head, %llu in the middle, %llu"
+	       " last; %llu re-armed), %llu read; queue up to %u\n",
 	       st.armed, st.lazy, st.expired, st.direct, st.discards, st.at[0],
 	       st.at[1], st.at[2], st.rearmed, st.pops, st.max_queue);
 }
@@ -715,7 +714,7 @@ static void test_wheel_edges(void)
 	struct tw_index x;
 	struct tw_ent *e;
 	unsigned int budget = 1000;
-	uint64_t t, ad;
+	u64 t, ad;
 
 	index_init(&x, TW_IDX_MIN);
 	s.next = &a;
@@ -747,7 +746,7 @@ static void test_wheel_edges(void)
 	CHECK(e && e->node == &s && tw_ent_queued(e) &&
 	      tw_ent_deadline(e) == 2000000000ULL, "b's entry");
 	CHECK(s.id == 2 && s.data == 0xb && s.expired == 2000000000ULL,
-	      "b's event: id %" PRIu64 " data %#" PRIx64 " stamped %" PRIu64,
+	      "b's event: id %llu data %#llx stamped %llu",
 	      s.id, s.data, s.expired);
 	CHECKED(check_queue(&w));
 	budget = 1000;
@@ -761,9 +760,9 @@ static void test_wheel_edges(void)
 	CHECK(w.nr_ready == 2 && w.nr_armed == 0, "a at the horizon");
 	CHECK(s.next == &b && w.tail == &a && b.id == 1 &&
 	      b.data == 0xa5a5a5a5a5a5a5a5ULL && b.expired == ad,
-	      "a's event: id %" PRIu64 " data %#" PRIx64 " expiry clock %#"
-	      PRIx64, b.id, b.data, b.expired);
-	CHECK(w.late_max == 0, "late_max %" PRIu64, w.late_max);
+	      "a's event: id %llu data %#llx expiry clock %#llx",
+	      b.id, b.data, b.expired);
+	CHECK(w.late_max == 0, "late_max %llu", w.late_max);
 	CHECK(!tw_wheel_next(&w, &t), "empty wheel has no next");
 	CHECKED(check_queue(&w));
 	/* read both: pop, then remove the entry that still points at it */
@@ -787,14 +786,14 @@ static void test_wheel_edges(void)
 	tw_wheel_expire(&w, e, 0);
 	CHECK(e->node == &a && a.expired == 1 && a.id == 3 && a.data == 3 &&
 	      w.tail == &c && tw_ent_queued(e) && !tw_ent_deadline(e),
-	      "expired at 0: %#" PRIx64, a.expired);
+	      "expired at 0: %#llx", a.expired);
 	CHECK(w.nr_ready == 1 && w.nr_armed == 0, "expire queues");
 	CHECKED(check_queue(&w));
 	free(x.tab);
 }
 
 /* The queue's ids from the head, against @want. */
-static void expect_queue(const struct tw_wheel *w, const uint64_t *want,
+static void expect_queue(const struct tw_wheel *w, const u64 *want,
 			 unsigned int nr, const char *what)
 {
 	const struct tw_node *n = w->head;
@@ -805,8 +804,8 @@ static void expect_queue(const struct tw_wheel *w, const uint64_t *want,
 	      nr);
 	for (k = 0; k < nr; k++, n = n->next)
 		CHECK(n->id == want[k] && n->data == want[k] * 100,
-		      "%s: event %u is id %" PRIu64 " data %" PRIu64 ", want %"
-		      PRIu64, what, k, n->id, n->data, want[k]);
+		      "%s: event %u is id %llu data %llu, want %llu",
+		      what, k, n->id, n->data, want[k]);
 }
 
 /*
@@ -822,8 +821,8 @@ static void test_ready_queue(void)
 	struct tw_node *node[16], *r, *n, *old;
 	struct tw_ent *e;
 	unsigned int budget, i;
-	const uint64_t tick = 1000000, t0 = 5 * tick;
-	uint64_t now = t0;
+	const u64 tick = 1000000, t0 = 5 * tick;
+	u64 now = t0;
 
 	index_init(&x, TW_IDX_MIN);
 	tw_wheel_init(&w, tick, now, &x, node_alloc(0, 0));
@@ -840,7 +839,7 @@ static void test_ready_queue(void)
 			budget = 100;
 			now += 3 * tick;
 			tw_wheel_advance(&w, now, &budget);
-			CHECKED(expect_queue(&w, (uint64_t[]){ 1, 2, 3 }, 3,
+			CHECKED(expect_queue(&w, (u64[]){ 1, 2, 3 }, 3,
 					     "wheel"));
 		}
 		old = w.tail;
@@ -848,7 +847,7 @@ static void test_ready_queue(void)
 		CHECK(e->node == old && w.tail == node[i] && tw_ent_queued(e) &&
 		      old->expired == now, "expire %u", i);
 	}
-	CHECKED(expect_queue(&w, (uint64_t[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, 8,
+	CHECKED(expect_queue(&w, (u64[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, 8,
 			     "queued"));
 	CHECK(w.nr_armed == 0, "nr_armed %lu", w.nr_armed);
 
@@ -864,7 +863,7 @@ static void test_ready_queue(void)
 	      (void *)old);
 	CHECK(w.head == n && tw_index_find(&x, 2)->node == n,
 	      "2's event now in the head node");
-	CHECKED(expect_queue(&w, (uint64_t[]){ 2, 3, 4, 5, 6, 7, 8 }, 7,
+	CHECKED(expect_queue(&w, (u64[]){ 2, 3, 4, 5, 6, 7, 8 }, 7,
 			     "after the head"));
 	tw_index_remove(&x, e);
 	free(r);
@@ -877,7 +876,7 @@ static void test_ready_queue(void)
 	CHECK(r == old && e->node == r && !tw_ent_queued(e) && r->id == 5 &&
 	      r->data == 500 && tw_index_find(&x, 6)->node == n,
 	      "discard in the middle");
-	CHECKED(expect_queue(&w, (uint64_t[]){ 2, 3, 4, 6, 7, 8 }, 6,
+	CHECKED(expect_queue(&w, (u64[]){ 2, 3, 4, 6, 7, 8 }, 6,
 			     "after the middle"));
 	tw_index_remove(&x, e);
 	free(r);
@@ -891,7 +890,7 @@ static void test_ready_queue(void)
 	CHECK(r == old && w.tail == n && !n->next && e->node == r &&
 	      !tw_ent_queued(e) && r->id == 8 && r->data == 800,
 	      "discard at the end");
-	CHECKED(expect_queue(&w, (uint64_t[]){ 2, 3, 4, 6, 7 }, 5,
+	CHECKED(expect_queue(&w, (u64[]){ 2, 3, 4, 6, 7 }, 5,
 			     "after the end"));
 	tw_index_remove(&x, e);
 	free(r);
@@ -900,7 +899,7 @@ static void test_ready_queue(void)
 	node[9] = node_alloc(9, 900);
 	e = tw_index_insert(&x, node[9], now);
 	tw_wheel_expire(&w, e, now);
-	CHECKED(expect_queue(&w, (uint64_t[]){ 2, 3, 4, 6, 7, 9 }, 6,
+	CHECKED(expect_queue(&w, (u64[]){ 2, 3, 4, 6, 7, 9 }, 6,
 			     "expire after the end"));
 
 	/* 3, from the middle, armed again; 7 armed and touched at once */
@@ -915,31 +914,31 @@ static void test_ready_queue(void)
 	tw_wheel_add(&w, r, e->deadline);
 	CHECK(w.nr_armed == 2, "re-armed: nr_armed %lu", w.nr_armed);
 	CHECKED(check_armed(&w));
-	CHECKED(expect_queue(&w, (uint64_t[]){ 2, 4, 6, 9 }, 4, "re-armed"));
+	CHECKED(expect_queue(&w, (u64[]){ 2, 4, 6, 9 }, 4, "re-armed"));
 	e = tw_index_find(&x, 7);
 	tw_wheel_del(&w, e->node);
 	e->deadline = now;
 	tw_wheel_expire(&w, e, now);
-	CHECKED(expect_queue(&w, (uint64_t[]){ 2, 4, 6, 9, 7 }, 5,
+	CHECKED(expect_queue(&w, (u64[]){ 2, 4, 6, 9, 7 }, 5,
 			     "7 at once"));
 	budget = 100;
 	now += 2 * tick;
 	CHECK(!tw_wheel_advance(&w, now, &budget) && w.nr_armed == 0,
 	      "3 due");
-	CHECKED(expect_queue(&w, (uint64_t[]){ 2, 4, 6, 9, 7, 3 }, 6,
+	CHECKED(expect_queue(&w, (u64[]){ 2, 4, 6, 9, 7, 3 }, 6,
 			     "3 again"));
 	e = tw_index_find(&x, 3);
 	CHECK(e->node->expired == now && tw_ent_deadline(e) == now,
-	      "3 expired at %" PRIu64, e->node->expired);
+	      "3 expired at %llu", e->node->expired);
 
 	/* a discard from a queue of one, and a pop from one */
 	for (i = 0; i < 5; i++) {
-		static const uint64_t order[] = { 2, 4, 6, 9, 7 };
+		static const u64 order[] = { 2, 4, 6, 9, 7 };
 
 		n = tw_wheel_pop(&w);
 		e = tw_index_find(&x, order[i]);
 		CHECK(n->id == order[i] && e && e->node == n &&
-		      tw_ent_queued(e), "pop %u: id %" PRIu64, i, n->id);
+		      tw_ent_queued(e), "pop %u: id %llu", i, n->id);
 		tw_index_remove(&x, e);
 		free(n);
 		CHECKED(check_queue(&w));
@@ -975,7 +974,7 @@ static void test_ready_queue(void)
 		n = tw_wheel_pop(&w);
 		e = tw_index_find(&x, 100 + i);
 		CHECK(n->id == 100 + i && n->expired == now + i && e &&
-		      e->node == n && tw_ent_queued(e), "read %u: id %" PRIu64,
+		      e->node == n && tw_ent_queued(e), "read %u: id %llu",
 		      i, n->id);
 		tw_index_remove(&x, e);
 		free(n);
@@ -999,7 +998,7 @@ static void check_table(const struct tw_index *x, const struct tw_ent *t,
 			const char *what)
 {
 	unsigned long p, count = 0, pass;
-	uint64_t prev = 0;
+	u64 prev = 0;
 	bool any = false;
 
 	if (!t) {
@@ -1008,7 +1007,7 @@ static void check_table(const struct tw_index *x, const struct tw_ent *t,
 	}
 	for (pass = 0; pass < 2; pass++) {
 		for (p = 0; p < size; p++) {
-			uint64_t key;
+			u64 key;
 			unsigned long h, q;
 
 			if (!t[p].node)
@@ -1021,8 +1020,8 @@ static void check_table(const struct tw_index *x, const struct tw_ent *t,
 			if ((h > p) != pass)
 				continue;	/* pass 1: the wrapped ones */
 			count++;
-			CHECK(!any || key > prev, "%s: slot %lu key %#" PRIx64
-			      " after %#" PRIx64, what, p, key, prev);
+			CHECK(!any || key > prev, "%s: slot %lu key %#llx"
+			      " after %#llx", what, p, key, prev);
 			prev = key;
 			any = true;
 			for (q = h; q != p; q = q + 1 == size ? 0 : q + 1)
@@ -1046,7 +1045,7 @@ static void index_body(struct tw_index *xp)
 {
 	enum { N = 20000 };
 	static struct tw_node nodes[N];
-	static uint64_t dl[N];
+	static u64 dl[N];
 	static bool in[N];
 	static unsigned int seen[N];
 	unsigned int i, round;
@@ -1055,13 +1054,13 @@ static void index_body(struct tw_index *xp)
 	index_init(xp, TW_IDX_MIN);
 	for (i = 0; i < N; i++) {
 		/* ids: sequential, strided and random */
-		nodes[i].id = i % 3 == 0 ? i : i % 3 == 1 ? (uint64_t)i << 40 : rnd();
+		nodes[i].id = i % 3 == 0 ? i : i % 3 == 1 ? (u64)i << 40 : rnd();
 		in[i] = false;
 	}
 	for (round = 0; round < 6; round++) {
 		unsigned int target = round % 2 ? N / 50 : N - N / 10 * round;
 		struct tw_ent out[9];
-		uint64_t cursor = 0, last_key = 0;
+		u64 cursor = 0, last_key = 0;
 		unsigned long total = 0;
 		bool any = false;
 
@@ -1104,7 +1103,7 @@ static void index_body(struct tw_index *xp)
 			CHECK((e && e->node == &nodes[k]) == in[k], "find %u", k);
 			CHECK(!e || (e->id == nodes[k].id &&
 				     tw_ent_deadline(e) == dl[k]),
-			      "entry of %u: id %#" PRIx64 " deadline %#" PRIx64, k,
+			      "entry of %u: id %#llx deadline %#llx", k,
 			      e->id, e->deadline);
 			if (i % 4096 == 0) {
 				check_index(xp);
@@ -1124,17 +1123,17 @@ static void index_body(struct tw_index *xp)
 		/* dump with tiny rooms while mutating ids 0..N/4 */
 		while (cursor != TW_CURSOR_END) {
 			unsigned long room = 1 + rnd_below(9), budget = 1 + rnd_below(64);
-			uint64_t c0 = cursor;
+			u64 c0 = cursor;
 			unsigned long nr = tw_index_dump(xp, &cursor, out, room, &budget);
 			unsigned int j;
 
 			/* every call lists something or moves the cursor on */
 			CHECK(nr <= room && tw_cursor_passed(cursor, tw_cursor_key(c0)),
-			      "dump %lu into %lu, cursor %#" PRIx64 " -> %#" PRIx64,
+			      "dump %lu into %lu, cursor %#llx -> %#llx",
 			      nr, room, c0, cursor);
 			for (j = 0; j < nr; j++) {
 				struct tw_node *n = out[j].node;
-				uint64_t key = tw_key(xp, out[j].id);
+				u64 key = tw_key(xp, out[j].id);
 				unsigned int k;
 
 				CHECK(n >= nodes && n < nodes + N, "dump node %p",
@@ -1217,7 +1216,7 @@ static void test_index_sizes_to_limit(void)
 {
 	struct tw_index x = { .size = TW_IDX_MIN };
 	unsigned int grows = 0;
-	uint64_t ids;
+	u64 ids;
 
 	CHECK(TW_IDX_MAX == 1ULL << 33, "TW_IDX_MAX %#lx", TW_IDX_MAX);
 	for (ids = 1; ids <= MAX_IDS_LIMIT; ids += 1 + ids / 64) {
@@ -1230,7 +1229,7 @@ static void test_index_sizes_to_limit(void)
 			x.size = s;
 		}
 		if (!tw_index_fits(ids, x.size)) {
-			CHECK(0, "%#" PRIx64 " ids over 9/10 of %lu slots", ids,
+			CHECK(0, "%#llx ids over 9/10 of %lu slots", ids,
 			      x.size);
 			return;
 		}
@@ -1291,13 +1290,13 @@ static void test_index_sizes(void)
  */
 static void test_dump_wrapped_start(void)
 {
-	static const uint64_t keys[] = {
+	static const u64 keys[] = {
 		0xfff0000000000000ULL, ~0ULL, 5ULL << 58, 1ULL << 62,
 	};
 	static struct tw_node nodes[4];
 	struct tw_ent out[8];
 	struct tw_index x;
-	uint64_t cur = 0;
+	u64 cur = 0;
 	unsigned long budget = ~0UL, nr, i, seen = 0;
 	int k;
 
@@ -1327,13 +1326,13 @@ static void test_dump_wrapped_start(void)
  */
 static void test_dump_room_one(void)
 {
-	static const uint64_t keys[] = {
+	static const u64 keys[] = {
 		6, 7, 1ULL << 62, (1ULL << 62) + 1, ~0ULL - 1, ~0ULL,
 	};
 	static struct tw_node nodes[6];
 	struct tw_ent out[2];
 	struct tw_index x;
-	uint64_t cur = 0;
+	u64 cur = 0;
 	unsigned long budget, nr, i;
 
 	index_init(&x, TW_IDX_MIN);
@@ -1349,15 +1348,15 @@ static void test_dump_room_one(void)
 		      nr ? (long)(out[0].node - nodes) : -1L);
 		CHECK(cur == (i % 2 ? (keys[i] >> 1) + 1 :
 			      TW_CURSOR_END + 1 + (keys[i] >> 1)),
-		      "room 1, call %lu: cursor %#" PRIx64, i, cur);
+		      "room 1, call %lu: cursor %#llx", i, cur);
 		CHECK(tw_cursor_key(cur) == keys[i] + 1,
-		      "cursor key %#" PRIx64, tw_cursor_key(cur));
+		      "cursor key %#llx", tw_cursor_key(cur));
 	}
 	/* the last cell: no cursor for its odd key */
 	budget = ~0UL;
 	nr = tw_index_dump(&x, &cur, out, 1, &budget);
 	CHECK(nr == 0 && budget && cur == TW_CURSOR_END - 1,
-	      "last cell, room 1: %lu ids, cursor %#" PRIx64, nr, cur);
+	      "last cell, room 1: %lu ids, cursor %#llx", nr, cur);
 	nr = tw_index_dump(&x, &cur, out, 2, &budget);
 	CHECK(nr == 2 && out[0].node == &nodes[4] && out[1].node == &nodes[5] &&
 	      cur == TW_CURSOR_END, "last cell, room 2: %lu ids", nr);
@@ -1396,9 +1395,9 @@ static void test_dump_room_one(void)
 #define FLOOD_MAX_X 3
 #define FLOOD_GOLDEN_INV 0x0e217c1e66c88cc3ULL	/* * GOLDEN_RATIO_64 == 1 */
 
-static uint64_t flood_id(unsigned int fam, uint64_t i)
+static u64 flood_id(unsigned int fam, u64 i)
 {
-	uint64_t z;
+	u64 z;
 
 	switch (fam) {
 	case 0:			/* random: splitmix64 of i */
@@ -1502,11 +1501,11 @@ int main(void)
 		{ "index_flooding_structured_ids", test_index_flooding },
 	};
 	unsigned int i, n = sizeof(tests) / sizeof(tests[0]), failed = 0;
-	uint64_t seed = env ? strtoull(env, NULL, 0) : 0x7717ee1;
+	u64 seed = env ? strtoull(env, NULL, 0) : 0x7717ee1;
 
 	/* line by line: a sanitizer's report must not swallow the TAP lines */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n1..%u\n# seed %#" PRIx64 "\n", n, seed);
+	printf("TAP version 13\n1..%u\n# seed %#llx\n", n, seed);
 	for (i = 0; i < n; i++) {
 		int before = failures;
 

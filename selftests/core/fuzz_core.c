@@ -77,7 +77,6 @@
  * another secret (default 1; the module draws one per fd): a crash replays
  * with the seed it was found with.
  */
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,8 +181,8 @@ static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n  tick_ns %" PRIu64 " now %" PRIu64 " (tick %" PRIu64
-		") cur %" PRIu64 " armed %lu ready %u present %lu\n",
+	fprintf(stderr, "\n  tick_ns %llu now %llu (tick %llu"
+		") cur %llu armed %lu ready %u present %lu\n",
 		tick, now, tick ? now / tick : 0, w.cur, nr_armed, rq_len,
 		nr_present);
 	abort();
@@ -211,7 +210,7 @@ static const uint8_t *in_p;
 static size_t in_n;
 static uint64_t prng;		/* while nonzero, bytes come from here */
 
-static uint8_t u8(void)
+static uint8_t in_u8(void)
 {
 	if (prng) {
 		prng ^= prng << 13;
@@ -230,7 +229,7 @@ static u64 bytes(unsigned int nr)
 	u64 v = 0;
 
 	while (nr--)
-		v = v << 8 | u8();
+		v = v << 8 | in_u8();
 	return v;
 }
 
@@ -462,16 +461,16 @@ static void check_queue(void)
 		      k, (void *)n, (void *)rqn[k]);
 		y = &m[rq[k]];
 		CHECK(n->id == y->id && n->data == y->data && n->expired == y->stamp,
-		      "event %u of node %d: id %#" PRIx64 " data %#" PRIx64
-		      " expired %" PRIu64 ", expected %#" PRIx64 " %#" PRIx64 " %"
-		      PRIu64, k, rq[k], n->id, n->data, n->expired, y->id, y->data,
+		      "event %u of node %d: id %#llx data %#llx"
+		      " expired %llu, expected %#llx %#llx %llu",
+		      k, rq[k], n->id, n->data, n->expired, y->id, y->data,
 		      y->stamp);
-		CHECK(n->expired >= last, "event %u expired at %" PRIu64 " after one "
-		      "at %" PRIu64, k, n->expired, last);
+		CHECK(n->expired >= last, "event %u expired at %llu after one "
+		      "at %llu", k, n->expired, last);
 		last = n->expired;
 		e = tw_index_find(&x, n->id);
 		CHECK(e && e->node == n && tw_ent_queued(e), "event %u (node %d): "
-		      "entry %p, its node %p, deadline word %#" PRIx64, k, rq[k],
+		      "entry %p, its node %p, deadline word %#llx", k, rq[k],
 		      (void *)e, e ? (void *)e->node : NULL, e ? e->deadline : 0);
 	}
 	CHECK(k == rq_len, "ready queue has %u events, model %u", k, rq_len);
@@ -523,7 +522,7 @@ static void check_hlist(const struct hlist_head *h, unsigned char *seen,
 		seen[i] = 1;
 		++*count;
 		CHECK(n->id == y->id && n->data == y->data, "armed node %d holds id %#"
-		      PRIx64 " data %#" PRIx64, i, n->id, n->data);
+		      "llx data %#llx", i, n->id, n->data);
 		/*
 		 * A slotted node stays in its slot until the slot comes due:
 		 * its slot matches the deadline it was slotted by (the one it
@@ -533,8 +532,8 @@ static void check_hlist(const struct hlist_head *h, unsigned char *seen,
 		 */
 		if (l >= 0 && !slot_fits(y->slotted_e, l, s)) {
 			CHECK(moved && slot_fits(exp_tick(y->deadline), l, s), "node %d "
-			      "(slotted by %" PRIu64 ", deadline %" PRIu64 ") in slot "
-			      "%d/%d with cur %" PRIu64, i, y->slotted, y->deadline, l,
+			      "(slotted by %llu, deadline %llu) in slot "
+			      "%d/%d with cur %llu", i, y->slotted, y->deadline, l,
 			      s, w.cur);
 			y->slotted = y->deadline;
 			y->slotted_e = exp_tick(y->deadline);
@@ -592,14 +591,14 @@ static void check_wheel(void)
 		if (y->state != ARMED)
 			continue;
 		CHECK(y->slotted >= y->placed && y->slotted <= y->deadline,
-		      "model: node %d slotted by %" PRIu64, i, y->slotted);
+		      "model: node %d slotted by %llu", i, y->slotted);
 		min_e = umin(min_e, y->slotted_e);
 	}
 
-	CHECK(w.cur <= now / tick, "cur %" PRIu64 " is past now's tick", w.cur);
-	CHECK(w.cur >= prev_cur, "cur went back from %" PRIu64, prev_cur);
+	CHECK(w.cur <= now / tick, "cur %llu is past now's tick", w.cur);
+	CHECK(w.cur >= prev_cur, "cur went back from %llu", prev_cur);
 	prev_cur = w.cur;
-	CHECK(w.late_max == late_max, "late_max %" PRIu64 ", model %" PRIu64,
+	CHECK(w.late_max == late_max, "late_max %llu, model %llu",
 	      w.late_max, late_max);
 
 	any = tw_wheel_next(&w, &t);
@@ -608,9 +607,9 @@ static void check_wheel(void)
 	if (any) {
 		u64 bound = umax(min_e, w.cur);
 
-		CHECK(t <= bound, "tw_wheel_next() %" PRIu64 " is later than the "
-		      "earliest expiry tick %" PRIu64, t, min_e);
-		CHECK(t >= w.cur, "tw_wheel_next() %" PRIu64 " is before cur", t);
+		CHECK(t <= bound, "tw_wheel_next() %llu is later than the "
+		      "earliest expiry tick %llu", t, min_e);
+		CHECK(t >= w.cur, "tw_wheel_next() %llu is before cur", t);
 	}
 }
 
@@ -680,19 +679,19 @@ static unsigned long check_table(const struct tw_ent *t, unsigned long size,
 		      "node %d", what, p, empty_below, i);
 		CHECK(m[i].state != ABSENT, "index %s slot %lu holds removed node %d",
 		      what, p, i);
-		CHECK(e->id == m[i].id, "index %s slot %lu: id %#" PRIx64 " for node "
-		      "%d (id %#" PRIx64 ")", what, p, e->id, i, m[i].id);
+		CHECK(e->id == m[i].id, "index %s slot %lu: id %#llx for node "
+		      "%d (id %#llx)", what, p, e->id, i, m[i].id);
 		CHECK(!seen[i], "node %d twice in the index", i);
 		seen[i] = 1;
 		want = m[i].deadline | (m[i].state == READY ? TW_ENT_QUEUED : 0);
 		CHECK(e->deadline == want, "index %s slot %lu: node %d (%s) deadline "
-		      "word %#" PRIx64 ", expected %#" PRIx64, what, p, i,
+		      "word %#llx, expected %#llx", what, p, i,
 		      state_name[m[i].state], e->deadline, want);
 		CHECK(!dist || (prev_full && prev_dist + 1 >= dist), "index %s: node "
 		      "%d at slot %lu, %lu from its home %lu, after %s", what, i, p,
 		      dist, h, prev_full ? "an entry nearer its home" : "an empty slot");
 		CHECK(!any[wrapped] || key > prev[wrapped], "index %s slot %lu: key %#"
-		      PRIx64 " after %#" PRIx64 " (out of order)", what, p, key,
+		      "llx after %#llx (out of order)", what, p, key,
 		      prev[wrapped]);
 		if (wrapped && !any[1])
 			min_wrapped = key;
@@ -705,7 +704,7 @@ static unsigned long check_table(const struct tw_ent *t, unsigned long size,
 		count++;
 	}
 	CHECK(!any[0] || !any[1] || max_flat < min_wrapped, "index %s: wrapped key "
-	      "%#" PRIx64 " below key %#" PRIx64, what, min_wrapped, max_flat);
+	      "%#llx below key %#llx", what, min_wrapped, max_flat);
 	return count;
 }
 
@@ -759,17 +758,17 @@ static void check_index(void)
 
 		if (m[i].state != ABSENT) {
 			CHECK(f && f->node == m[i].node && f->id == m[i].id,
-			      "find(%#" PRIx64 ") of node %d gives %p", m[i].id, i,
+			      "find(%#llx) of node %d gives %p", m[i].id, i,
 			      (void *)f);
 			CHECK((f >= mtab && f < mtab + msize) ||
 			      (mold && f >= mold + x.mpos && f < mold + mold_size),
-			      "find(%#" PRIx64 ") gives %p, in neither table",
+			      "find(%#llx) gives %p, in neither table",
 			      m[i].id, (void *)f);
 		} else if (f) {
 			/* a removed id: found only if another node now holds it */
 			j = node_idx(f->node, "find");
 			CHECK(m[j].state != ABSENT && m[j].id == m[i].id,
-			      "find(%#" PRIx64 ") of removed node %d gives node %d",
+			      "find(%#llx) of removed node %d gives node %d",
 			      m[i].id, i, j);
 		}
 	}
@@ -833,22 +832,22 @@ static bool advance_once(unsigned int budget)
 		CHECK(y->state == ARMED, "node %d expired while %s", i,
 		      state_name[y->state]);
 		CHECK(p->id == y->id && p->data == y->data, "event of node %d: id %#"
-		      PRIx64 " data %#" PRIx64, i, p->id, p->data);
+		      "llx data %#llx", i, p->id, p->data);
 		e = exp_tick(y->deadline);
-		CHECK(y->deadline <= now, "node %d expired early: deadline %" PRIu64
-		      " > now by %" PRIu64, i, y->deadline, y->deadline - now);
-		CHECK(e <= nt, "node %d expired before its tick: tick %" PRIu64
-		      " > now's %" PRIu64, i, e, nt);
-		CHECK(p->expired == umax(now, 1), "node %d: expired stamp %" PRIu64
-		      ", expected %" PRIu64, i, p->expired, umax(now, 1));
+		CHECK(y->deadline <= now, "node %d expired early: deadline %llu"
+		      " > now by %llu", i, y->deadline, y->deadline - now);
+		CHECK(e <= nt, "node %d expired before its tick: tick %llu"
+		      " > now's %llu", i, e, nt);
+		CHECK(p->expired == umax(now, 1), "node %d: expired stamp %llu"
+		      ", expected %llu", i, p->expired, umax(now, 1));
 		f = tw_index_find(&x, y->id);
 		CHECK(f && f->node == p && tw_ent_queued(f) &&
 		      tw_ent_deadline(f) == y->deadline, "expired node %d: entry %p "
-		      "node %p deadline word %#" PRIx64, i, (void *)f,
+		      "node %p deadline word %#llx", i, (void *)f,
 		      f ? (void *)f->node : NULL, f ? f->deadline : 0);
 		if (y->future) {
 			CHECK(!last_e_set || e >= last_e, "out of order: node %d tick %"
-			      PRIu64 " after tick %" PRIu64, i, e, last_e);
+			      "llu after tick %llu", i, e, last_e);
 			last_e = e;
 			last_e_set = true;
 		}
@@ -856,14 +855,14 @@ static bool advance_once(unsigned int budget)
 		model_expire(i);
 		nr_armed--;
 		stats.expired++;
-		tr("  expired node %d deadline %" PRIu64 " tick %" PRIu64 "%s", i,
+		tr("  expired node %d deadline %llu tick %llu%s", i,
 		   y->deadline, e, y->future ? "" : " (armed overdue)");
 	}
 	CHECK(w.tail == rqn[rq_len], "sentinel %p, model %p", (void *)w.tail,
 	      (void *)rqn[rq_len]);
 	CHECK(before - budget == (rq_len - queued) + (w.reslots - reslots),
 	      "advance used %u of its budget %u but moved %u nodes (%u expired, %"
-	      PRIu64 " re-slotted)", before - budget, before,
+	      "llu re-slotted)", before - budget, before,
 	      (unsigned int)(rq_len - queued + (w.reslots - reslots)),
 	      rq_len - queued, w.reslots - reslots);
 	CHECK(!more || !budget, "advance returned true with budget %u left", budget);
@@ -875,8 +874,8 @@ static bool advance_once(unsigned int budget)
 
 		for (i = 0; i < NODES; i++)
 			CHECK(m[i].state != ARMED || exp_tick(m[i].deadline) > nt,
-			      "late: node %d (deadline %" PRIu64 ", tick %" PRIu64
-			      ") still armed after a full advance to tick %" PRIu64,
+			      "late: node %d (deadline %llu, tick %llu"
+			      ") still armed after a full advance to tick %llu",
 			      i, m[i].deadline, exp_tick(m[i].deadline), nt);
 	}
 	/* the nodes it re-slotted, by their ids' deadlines */
@@ -908,11 +907,11 @@ static struct tw_ent *find_ent(int i, const char *where)
 	struct tw_ent *e = tw_index_find(&x, m[i].id);
 
 	CHECK(e && e->node == m[i].node && e->id == m[i].id,
-	      "%s: find(%#" PRIx64 ") of node %d gives %p (node %p, model %p)",
+	      "%s: find(%#llx) of node %d gives %p (node %p, model %p)",
 	      where, m[i].id, i, (void *)e, e ? (void *)e->node : NULL,
 	      (void *)m[i].node);
 	CHECK(tw_ent_queued(e) == (m[i].state == READY), "%s: node %d is %s but "
-	      "its entry's deadline word is %#" PRIx64, where, i,
+	      "its entry's deadline word is %#llx", where, i,
 	      state_name[m[i].state], e->deadline);
 	return e;
 }
@@ -945,9 +944,9 @@ static void detach(int i, struct tw_ent *e, int by)
 	      (void *)freed);
 	CHECK(e->node == n && !tw_ent_queued(e) &&
 	      tw_ent_deadline(e) == y->deadline, "discard of node %d: entry's "
-	      "node %p, deadline word %#" PRIx64, i, (void *)e->node, e->deadline);
+	      "node %p, deadline word %#llx", i, (void *)e->node, e->deadline);
 	CHECK(n->id == y->id && n->data == y->data, "discard of node %d: the "
-	      "node holds id %#" PRIx64 " data %#" PRIx64, i, n->id, n->data);
+	      "node holds id %#llx data %#llx", i, n->id, n->data);
 	CHECK(w.nr_ready == rq_len && w.tail == rqn[rq_len], "discard: nr_ready "
 	      "%lu (model %u), sentinel %p (model %p)", w.nr_ready, rq_len,
 	      (void *)w.tail, (void *)rqn[rq_len]);
@@ -967,8 +966,8 @@ static void place(int i, struct tw_ent *e, u64 d, bool raw)
 		model_expire(i);
 		CHECK(e->node == s && w.tail == rqn[rq_len] && tw_ent_queued(e) &&
 		      tw_ent_deadline(e) == d, "expire of node %d: entry's node %p "
-		      "(sentinel was %p), sentinel %p (model %p), deadline word %#"
-		      PRIx64, i, (void *)e->node, (void *)s, (void *)w.tail,
+		      "(sentinel was %p), sentinel %p (model %p), deadline word %#llx",
+		      i, (void *)e->node, (void *)s, (void *)w.tail,
 		      (void *)rqn[rq_len], e->deadline);
 		stats.direct++;
 		return;
@@ -990,7 +989,7 @@ static void dump_forget(int i)
 
 static u64 gen_id(int i)
 {
-	unsigned int mode = u8() % 8;
+	unsigned int mode = in_u8() % 8;
 	u64 id = 0, a;
 	int j;
 
@@ -1006,7 +1005,7 @@ static u64 gen_id(int i)
 		break;
 	case 3:	/* the other key of another node's cell */
 	case 4:	/* a key near another node's, often next to it in a table */
-		j = u8() % NODES;
+		j = in_u8() % NODES;
 		if (m[j].state == ABSENT) {
 			id = bytes(2);
 			break;
@@ -1014,8 +1013,8 @@ static u64 gen_id(int i)
 		if (mode == 3) {
 			id = id_of_key(tw_key(&x, m[j].id) ^ 1);
 		} else {
-			a = u8();
-			id = id_of_key(tw_key(&x, m[j].id) ^ a << (u8() % 56));
+			a = in_u8();
+			id = id_of_key(tw_key(&x, m[j].id) ^ a << (in_u8() % 56));
 		}
 		break;
 	case 5: {	/* keys at the ends of the key space */
@@ -1023,16 +1022,16 @@ static u64 gen_id(int i)
 					    1ULL << 63, (1ULL << 63) - 1,
 					    (1ULL << 63) + 1, 1ULL << 62 };
 
-		id = id_of_key(keys[u8() % (sizeof(keys) / sizeof(keys[0]))]);
+		id = id_of_key(keys[in_u8() % (sizeof(keys) / sizeof(keys[0]))]);
 		break;
 	}
 	case 6:	/* home slot region and low bits chosen */
-		a = u8();
+		a = in_u8();
 		id = id_of_key(a << 56 | bytes(1));
 		break;
 	default:
 		a = bytes(1);
-		id = a + ((u64)u8() << 32);
+		id = a + ((u64)in_u8() << 32);
 		break;
 	}
 	while (id_used(id, i))
@@ -1156,7 +1155,7 @@ static void destroy(int i)
 	tw_index_remove(&x, e);
 	node_free(m[i].node);
 	m[i].node = NULL;
-	CHECK(!tw_index_find(&x, m[i].id), "removed id %#" PRIx64 " still found",
+	CHECK(!tw_index_find(&x, m[i].id), "removed id %#llx still found",
 	      m[i].id);
 	m[i].state = ABSENT;
 	m[i].touched = true;
@@ -1166,7 +1165,7 @@ static void destroy(int i)
 
 static unsigned long migrate_count(void)
 {
-	uint8_t b = u8();
+	uint8_t b = in_u8();
 
 	return b >= 240 ? ~0UL : b % 9;
 }
@@ -1175,7 +1174,7 @@ static unsigned long migrate_count(void)
 
 static void dump_begin(void)
 {
-	unsigned int mode = u8() % 6;
+	unsigned int mode = in_u8() % 6;
 	u64 c = 0;
 	int i, j;
 
@@ -1184,22 +1183,22 @@ static void dump_begin(void)
 		c = bytes(8) >> 1;
 		break;
 	case 2:
-		j = u8() % NODES;
+		j = in_u8() % NODES;
 		c = m[j].state != ABSENT ? tw_key(&x, m[j].id) >> 1 : 0;
-		i = u8() % 3;
+		i = in_u8() % 3;
 		if (i == 1 && c + 1 < TW_CURSOR_END)
 			c += TW_CURSOR_END + 1;	/* the cell's odd key */
 		else if (i == 2)
 			c++;
 		break;
 	case 3:		/* the last cells, even and odd keys */
-		c = TW_CURSOR_END - 1 - u8() % 2;
-		c += u8() % 2 ? 0 : TW_CURSOR_END + 1;
+		c = TW_CURSOR_END - 1 - in_u8() % 2;
+		c += in_u8() % 2 ? 0 : TW_CURSOR_END + 1;
 		if (c == 2 * TW_CURSOR_END)
 			c = UINT64_MAX;
 		break;
 	case 4:
-		c = u8() == 255 ? TW_CURSOR_END : (u64)u8() << 55;
+		c = in_u8() == 255 ? TW_CURSOR_END : (u64)in_u8() << 55;
 		break;
 	default:
 		break;
@@ -1212,12 +1211,12 @@ static void dump_begin(void)
 		m[i].stable = m[i].state != ABSENT && c != TW_CURSOR_END &&
 			      tw_key(&x, m[i].id) >= tw_cursor_key(c);
 	}
-	tr("  dump from cursor %#" PRIx64, c);
+	tr("  dump from cursor %#llx", c);
 }
 
 static void dump_step(void)
 {
-	uint8_t rb = u8(), bb = u8();
+	uint8_t rb = in_u8(), bb = in_u8();
 	unsigned long room = 1 + rb % 9;
 	unsigned long budget = bb >= 250 ? ~0UL : 1 + bb % 64, b0 = budget;
 	static unsigned char now_listed[NODES];
@@ -1233,13 +1232,13 @@ static void dump_step(void)
 	CHECK(out, "out of memory");
 	nr = tw_index_dump(&x, &dump_cursor, out, room, &budget);
 	c1 = dump_cursor;
-	tr("  dump room %lu budget %lu: %lu ids, cursor %#" PRIx64 " -> %#" PRIx64
+	tr("  dump room %lu budget %lu: %lu ids, cursor %#llx -> %#llx"
 	   " budget %lu", room, b0, nr, c0, c1, budget);
 	CHECK(nr <= room, "dump stored %lu into room %lu", nr, room);
 	CHECK(budget <= b0, "dump raised the budget");
 	CHECK(c0 == TW_CURSOR_END ? c1 == c0 :
 	      c1 == c0 || tw_cursor_passed(c1, tw_cursor_key(c0)),
-	      "dump cursor went %#" PRIx64 " -> %#" PRIx64, c0, c1);
+	      "dump cursor went %#llx -> %#llx", c0, c1);
 	/*
 	 * Every call makes progress, even one that runs out of budget (it
 	 * goes on until it can move the cursor) or has room for one entry
@@ -1248,7 +1247,7 @@ static void dump_step(void)
 	 */
 	CHECK(c0 == TW_CURSOR_END || c1 != c0 ||
 	      (room == 1 && c0 == TW_CURSOR_END - 1),
-	      "dump made no progress at %#" PRIx64 " with room %lu, budget %lu "
+	      "dump made no progress at %#llx with room %lu, budget %lu "
 	      "left", c0, room, budget);
 	CHECK(b0 != ~0UL || budget, "dump ran out of an unlimited budget");
 	memset(now_listed, 0, sizeof(now_listed));
@@ -1260,13 +1259,13 @@ static void dump_step(void)
 		CHECK(m[i].state != ABSENT, "dump listed removed node %d", i);
 		CHECK(out[j].id == m[i].id && out[j].deadline == (m[i].deadline |
 		      (m[i].state == READY ? TW_ENT_QUEUED : 0)), "dump entry of "
-		      "node %d: id %#" PRIx64 " deadline word %#" PRIx64, i,
+		      "node %d: id %#llx deadline word %#llx", i,
 		      out[j].id, out[j].deadline);
 		CHECK(!dump_any || key > dump_last_key, "dump out of key order: "
-		      "node %d key %#" PRIx64 " after %#" PRIx64, i, key, dump_last_key);
+		      "node %d key %#llx after %#llx", i, key, dump_last_key);
 		CHECK(key >= tw_cursor_key(c0) && tw_cursor_passed(c1, key),
-		      "dump listed node %d (key %#" PRIx64 ") outside cursors [%#"
-		      PRIx64 ", %#" PRIx64 ")", i, key, c0, c1);
+		      "dump listed node %d (key %#llx) outside cursors [%#"
+		      "llx, %#llx)", i, key, c0, c1);
 		dump_last_key = key;
 		dump_any = true;
 		m[i].listed++;
@@ -1280,7 +1279,7 @@ static void dump_step(void)
 		if (m[i].state == ABSENT || c0 == TW_CURSOR_END ||
 		    key < tw_cursor_key(c0) || !tw_cursor_passed(c1, key))
 			continue;
-		CHECK(now_listed[i], "dump passed key %#" PRIx64 " but did not "
+		CHECK(now_listed[i], "dump passed key %#llx but did not "
 		      "list node %d", key, i);
 	}
 	if (!nr && c1 != TW_CURSOR_END && budget) {
@@ -1289,7 +1288,7 @@ static void dump_step(void)
 		for (i = 0; i < NODES; i++)
 			pair += m[i].state != ABSENT && tw_key(&x, m[i].id) >> 1 == c1;
 		CHECK(room == 1 && pair == 2 && c1 == TW_CURSOR_END - 1,
-		      "dump returned 0 with budget left at cursor %#" PRIx64
+		      "dump returned 0 with budget left at cursor %#llx"
 		      " (room %lu, %u nodes in the cell)", c1, room, pair);
 	}
 	if (c1 == TW_CURSOR_END) {
@@ -1312,48 +1311,48 @@ static u64 gen_deadline(void)
 	unsigned int l;
 	int j, off;
 
-	/* one u8() per expression: the order of reads must be defined */
-	switch (u8() % 10) {
+	/* one in_u8() per expression: the order of reads must be defined */
+	switch (in_u8() % 10) {
 	case 0:		/* within a few ticks */
-		a = tick * u8() / 32;
-		d = sat_add(now, 1 + a + u8());
+		a = tick * in_u8() / 32;
+		d = sat_add(now, 1 + a + in_u8());
 		break;
 	case 1:		/* at the scale of a level, 0..7 */
-		l = u8() % TW_LEVELS;
-		a = sat_mul(sat_mul(tick, 1ULL << (TW_LVL_BITS * l)) / 64, 1 + u8());
-		d = sat_add(now, a + u8());
+		l = in_u8() % TW_LEVELS;
+		a = sat_mul(sat_mul(tick, 1ULL << (TW_LVL_BITS * l)) / 64, 1 + in_u8());
+		d = sat_add(now, a + in_u8());
 		break;
 	case 2:
 		d = KMAX;
 		break;
 	case 3:		/* on a tick boundary, or next to one */
-		off = (int)(u8() % 3) - 1;
-		d = at_tick(nt + u8() % 70, off);
+		off = (int)(in_u8() % 3) - 1;
+		d = at_tick(nt + in_u8() % 70, off);
 		break;
 	case 4:		/* on a slot boundary of some level */
-		l = 1 + u8() % (TW_LEVELS - 1);
-		off = (int)(u8() % 3) - 1;
-		d = at_tick(((nt >> (TW_LVL_BITS * l)) + 1 + u8() % 3) <<
+		l = 1 + in_u8() % (TW_LEVELS - 1);
+		off = (int)(in_u8() % 3) - 1;
+		d = at_tick(((nt >> (TW_LVL_BITS * l)) + 1 + in_u8() % 3) <<
 			    (TW_LVL_BITS * l), off);
 		break;
 	case 5:		/* already due */
-		a = u8();
-		d = now - umin(now, sat_mul(a, tick / 4 + u8()));
+		a = in_u8();
+		d = now - umin(now, sat_mul(a, tick / 4 + in_u8()));
 		break;
 	case 6:
 		d = bytes(8) & KMAX;
 		break;
 	case 7:		/* tie with another node */
-		j = u8() % NODES;
+		j = in_u8() % NODES;
 		d = m[j].state != ABSENT ? m[j].deadline : sat_add(now, 1);
-		d = sat_add(d, u8() % 3);
+		d = sat_add(d, in_u8() % 3);
 		break;
 	case 8:		/* the last reachable tick boundary, and past it */
-		d = u8() & 1 ? KMAX / tick * tick : KMAX - u8();
+		d = in_u8() & 1 ? KMAX / tick * tick : KMAX - in_u8();
 		break;
 	default:	/* far, random, saturating */
 		a = bytes(4);
-		d = sat_add(now, sat_mul(sat_mul(a, 1 + u8()), tick / 1000 + 1));
+		d = sat_add(now, sat_mul(sat_mul(a, 1 + in_u8()), tick / 1000 + 1));
 		break;
 	}
 	return d;
@@ -1367,48 +1366,48 @@ static void time_step(void)
 	unsigned int l;
 	int i;
 
-	switch (u8() % 9) {
+	switch (in_u8() % 9) {
 	case 0:
-		to = sat_add(now, sat_mul(tick, u8()) / 64);
+		to = sat_add(now, sat_mul(tick, in_u8()) / 64);
 		break;
 	case 1:
-		to = sat_add(now, sat_mul(tick, 1 + u8() % 66));
+		to = sat_add(now, sat_mul(tick, 1 + in_u8() % 66));
 		break;
 	case 2:		/* to the next slot that comes due, or next to it */
 		if (tw_wheel_next(&w, &t))
-			to = at_tick(t, (int)(u8() % 3) - 1);
+			to = at_tick(t, (int)(in_u8() % 3) - 1);
 		break;
 	case 3:		/* to the earliest deadline, or just before it */
 		t = 0;
 		for (i = 0; i < NODES; i++)
 			if (m[i].state == ARMED && (!t || m[i].deadline < t))
 				t = m[i].deadline;
-		to = t ? t - (u8() & 1) : now;
+		to = t ? t - (in_u8() & 1) : now;
 		break;
 	case 4:		/* a jump at the scale of a level */
-		l = u8() % TW_LEVELS;
-		a = sat_mul(sat_mul(tick, 1ULL << (TW_LVL_BITS * l)), 1 + u8() % 64);
-		to = sat_add(now, a + u8());
+		l = in_u8() % TW_LEVELS;
+		a = sat_mul(sat_mul(tick, 1ULL << (TW_LVL_BITS * l)), 1 + in_u8() % 64);
+		to = sat_add(now, a + in_u8());
 		break;
 	case 5:		/* huge */
 		to = sat_add(now, bytes(8) & KMAX);
 		break;
 	case 6:
-		a = u8() % 2;
-		to = KMAX - a * u8();
+		a = in_u8() % 2;
+		to = KMAX - a * in_u8();
 		break;
 	case 7:		/* to the start of the next period of a level */
-		l = 1 + u8() % (TW_LEVELS - 1);
+		l = 1 + in_u8() % (TW_LEVELS - 1);
 		to = at_tick(((nt >> (TW_LVL_BITS * l)) + 1) << (TW_LVL_BITS * l),
-			     (int)(u8() % 3) - 1);
+			     (int)(in_u8() % 3) - 1);
 		break;
 	default:
-		to = sat_add(now, 1 + u8());
+		to = sat_add(now, 1 + in_u8());
 		break;
 	}
 	if (to > now)
 		now = to;
-	tr("  now %" PRIu64 " (tick %" PRIu64 ")", now, now / tick);
+	tr("  now %llu (tick %llu)", now, now / tick);
 }
 
 /* ----------------------------------------------------------- operations */
@@ -1448,7 +1447,7 @@ static const unsigned char op_table[36] = {
  */
 static u64 gen_data(bool *has)
 {
-	uint8_t b = u8();
+	uint8_t b = in_u8();
 
 	*has = b >= 64;
 	return (++data_seq << 8 | b) * 0x9e3779b97f4a7c15ULL;
@@ -1466,7 +1465,7 @@ static void op_set(int i, u64 d, bool raw)
 	bool has;
 	u64 data = gen_data(&has);
 
-	tr("%s node %d deadline %" PRIu64 " (tick %" PRIu64 ", %s)%s",
+	tr("%s node %d deadline %llu (tick %llu, %s)%s",
 	   raw ? "add_raw" : "set", i, d, exp_tick(d), state_name[y->state],
 	   has ? " with data" : "");
 	if (y->state == ABSENT) {
@@ -1513,8 +1512,8 @@ static void op_read(unsigned int nr, bool fault)
 			y = &m[rq[n]];
 			CHECK(y->state == READY && node->id == y->id &&
 			      node->data == y->data && node->expired == y->stamp,
-			      "read: event %u of node %d (%s): id %#" PRIx64 " data %#"
-			      PRIx64 " expired %" PRIu64, n, rq[n],
+			      "read: event %u of node %d (%s): id %#llx data %#"
+			      "llx expired %llu", n, rq[n],
 			      state_name[y->state], node->id, node->data,
 			      node->expired);
 			ent[n] = tw_index_find(&x, node->id);
@@ -1526,7 +1525,7 @@ static void op_read(unsigned int nr, bool fault)
 		}
 		CHECK(n == umin(k, rq_len), "read: peeked at %u events of %u", n,
 		      rq_len);
-		ok = fault ? u8() % (n + 1) : n;
+		ok = fault ? in_u8() % (n + 1) : n;
 		tr("  read %u of %u events%s", ok, n, fault ? " (fault)" : "");
 		for (j = 0; j < ok; j++) {
 			int i = rq[0];
@@ -1565,7 +1564,7 @@ static void op_read(unsigned int nr, bool fault)
 
 static void op_find(void)
 {
-	u64 id = u8() & 1 ? bytes(8) : id_of_key(bytes(8));
+	u64 id = in_u8() & 1 ? bytes(8) : id_of_key(bytes(8));
 	struct tw_ent *f = tw_index_find(&x, id);
 	int i;
 
@@ -1573,12 +1572,12 @@ static void op_find(void)
 		if (m[i].state != ABSENT && m[i].id == id)
 			break;
 	CHECK(i < NODES ? f && f->node == m[i].node && f->id == id : !f,
-	      "find(%#" PRIx64 ") gives %p", id, (void *)f);
+	      "find(%#llx) gives %p", id, (void *)f);
 }
 
 static void run_op(void)
 {
-	enum op op = op_table[u8() % sizeof(op_table)];
+	enum op op = op_table[in_u8() % sizeof(op_table)];
 	unsigned int k, nr;
 	uint8_t b;
 	int i;
@@ -1587,24 +1586,24 @@ static void run_op(void)
 	switch (op) {
 	case OP_SET:
 	case OP_ADD_RAW:
-		i = u8() % NODES;
+		i = in_u8() % NODES;
 		op_set(i, gen_deadline(), op == OP_ADD_RAW);
 		break;
 	case OP_CANCEL:
-		i = u8() % NODES;
+		i = in_u8() % NODES;
 		tr("cancel node %d (%s)", i, state_name[m[i].state]);
 		if (m[i].state != ABSENT)
 			destroy(i);
 		break;
 	case OP_READ:	/* one byte: how many, and whether the copy faults */
-		b = u8();
+		b = in_u8();
 		nr = 1 + b % 32;
 		tr("read %u%s", nr, b >= 224 ? " (fault)" : "");
 		op_read(nr, b >= 224);
 		break;
 	case OP_TOUCH_QUEUED:	/* a queued id, anywhere in the queue */
 	case OP_CANCEL_QUEUED:
-		b = u8();
+		b = in_u8();
 		if (!rq_len) {
 			tr("%s: none queued", op_names[op]);
 			break;
@@ -1618,17 +1617,17 @@ static void run_op(void)
 			destroy(i);
 		break;
 	case OP_ADVANCE_FULL:
-		b = u8();
-		tr("advance_full to %" PRIu64 " pattern %u", now, b);
+		b = in_u8();
+		tr("advance_full to %llu pattern %u", now, b);
 		advance_full(b);
 		break;
 	case OP_ADVANCE_PARTIAL:
-		b = u8() % 16;
-		tr("advance_partial to %" PRIu64 " budget %u", now, b);
+		b = in_u8() % 16;
+		tr("advance_partial to %llu budget %u", now, b);
 		advance_once(b);
 		break;
 	case OP_CATCH_UP:
-		tr("catch_up to %" PRIu64, now);
+		tr("catch_up to %llu", now);
 		tw_wheel_catch_up(&w, now);
 		break;
 	case OP_TIME:
@@ -1636,7 +1635,7 @@ static void run_op(void)
 		time_step();
 		break;
 	case OP_MAINTAIN: {	/* a batch of up to @extra new ids */
-		unsigned long extra = u8(), size = tw_index_want_size(&x, extra);
+		unsigned long extra = in_u8(), size = tw_index_want_size(&x, extra);
 
 		tr("maintain %lu (want %lu)", extra, size);
 		if (size)
@@ -1648,8 +1647,8 @@ static void run_op(void)
 		unsigned long lo = umax(TW_IDX_MIN, nr_present + nr_present / 8 + 2);
 		unsigned long size;
 
-		b = u8();
-		size = b & 1 ? lo + bytes(2) % (RESIZE_MAX - lo + 1) : lo + u8() % 16;
+		b = in_u8();
+		size = b & 1 ? lo + bytes(2) % (RESIZE_MAX - lo + 1) : lo + in_u8() % 16;
 		tr("resize to %lu%s", size, mold ? " (busy)" : "");
 		if (!mold)
 			start_resize(size);
@@ -1673,10 +1672,10 @@ static void run_op(void)
 	case OP_BULK_SET:
 	case OP_BULK_CANCEL: {
 		uint64_t seed = bytes(2) | 1ULL << 40;
-		unsigned int stride = 1 + 2 * (u8() % 64);
+		unsigned int stride = 1 + 2 * (in_u8() % 64);
 
-		nr = 1 + u8() % 128;
-		i = u8() % NODES;
+		nr = 1 + in_u8() % 128;
+		i = in_u8() % NODES;
 		tr("%s %u from node %d stride %u", op_names[op], nr, i, stride);
 		/* like a write() or CANCEL in kmod: tw_lock() maintains, catches up */
 		k = tw_index_want_size(&x, nr);
@@ -1699,7 +1698,7 @@ static void run_op(void)
 	case OP_FLUSH:
 		tr("flush");
 		now = KMAX;
-		advance_full(u8());
+		advance_full(in_u8());
 		break;
 	default:
 		break;
@@ -1714,7 +1713,7 @@ static const u64 ticks[] = { 100000, 1000000, 7777777, 3600000000000ULL,
 
 static void setup(void)
 {
-	unsigned int k = u8();
+	unsigned int k = in_u8();
 	u64 t0;
 	int i;
 
@@ -1722,13 +1721,13 @@ static void setup(void)
 		tick = ticks[k % (sizeof(ticks) / sizeof(ticks[0]))];
 	else	/* any tick the module accepts: [100 us, 1 h] */
 		tick = 100000 + bytes(6) % (3600000000000ULL - 100000 + 1);
-	switch (u8() % 6) {
+	switch (in_u8() % 6) {
 	case 0:
 		t0 = 0;
 		break;
 	case 1:
 		t0 = sat_mul(bytes(3), tick);
-		t0 = sat_add(t0, u8());
+		t0 = sat_add(t0, in_u8());
 		break;
 	case 2:
 		t0 = bytes(8) >> 2;
@@ -1737,7 +1736,7 @@ static void setup(void)
 		t0 = KMAX - sat_mul(tick, bytes(2));
 		break;
 	case 4:
-		t0 = KMAX - u8();
+		t0 = KMAX - in_u8();
 		break;
 	default:
 		t0 = bytes(8) & KMAX;
@@ -1768,7 +1767,7 @@ static void setup(void)
 	memset(&w, 0, sizeof(w));
 	w.head = w.tail = NULL;
 	tw_wheel_init(&w, tick, now, &x, rqn[0]);
-	CHECK(w.cur == now / tick, "init: cur %" PRIu64, w.cur);
+	CHECK(w.cur == now / tick, "init: cur %llu", w.cur);
 	CHECK(w.idx == &x, "init: idx %p", (void *)w.idx);
 	CHECK(w.head == rqn[0] && w.tail == rqn[0] && !rqn[0]->next &&
 	      !w.nr_ready && !w.nr_armed, "init: head %p tail %p (sentinel %p)",
@@ -1776,7 +1775,7 @@ static void setup(void)
 	prev_cur = w.cur;
 	stats.max_queue = 0;
 	dump_on = false;
-	tr("setup tick %" PRIu64 " now %" PRIu64, tick, now);
+	tr("setup tick %llu now %llu", tick, now);
 }
 
 /*
@@ -1830,7 +1829,7 @@ static void run_script(const uint8_t *script, size_t len)
 
 static void start_state(void)
 {
-	unsigned int k = u8();
+	unsigned int k = in_u8();
 
 	if (k < 192)
 		return;
@@ -1862,7 +1861,7 @@ static void teardown(void)
 	advance_full(0);
 	for (i = 0; i < NODES; i++)
 		CHECK(m[i].state != ARMED || m[i].deadline > KMAX / tick * tick,
-		      "lost: node %d (deadline %" PRIu64 ") never expired", i,
+		      "lost: node %d (deadline %llu) never expired", i,
 		      m[i].deadline);
 	op_read(NODES, false);
 	CHECK(w.head == w.tail && w.nr_ready == 0 && !rq_len,
@@ -1944,7 +1943,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	memset(&x, 0, sizeof(x));
 	if (seed_env)
-		fprintf(stderr, "twheel fuzz: index secret %#" PRIx64 " %#" PRIx64 " %#" PRIx64 "\n",
+		fprintf(stderr, "twheel fuzz: index secret %#llx %#llx %#llx\n",
 			secret[0], secret[1], secret[2]);
 	if (op_table[OPB_ADVANCE_FULL] != OP_ADVANCE_FULL ||
 	    op_table[OPB_ADVANCE_PARTIAL] != OP_ADVANCE_PARTIAL ||

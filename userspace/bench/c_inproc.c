@@ -55,7 +55,7 @@ static int ip_open(struct contender **cp, const struct copts *o)
 {
 	struct ip *p = xcalloc(1, sizeof(*p));
 	struct tw_node *sentinel = xcalloc(1, sizeof(*sentinel));
-	uint64_t secret[TW_SECRET_WORDS];
+	u64 secret[TW_SECRET_WORDS];
 
 	/* a secret per wheel, as the module draws one per fd */
 	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret))
@@ -240,7 +240,8 @@ static int ip_wait(struct contender *c, uint64_t until, struct sink *s)
 
 	/* at least one look, even when @until has passed already */
 	while (!s->done) {
-		uint64_t now = now_ns(), tick, due;
+		uint64_t now = now_ns(), due;
+		u64 tick;
 
 		if (p->w.nr_ready) {		/* queued by arm_abs() */
 			ip_drain(p, s, now);
