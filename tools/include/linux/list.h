@@ -55,4 +55,6 @@ static inline void hlist_move_list(struct hlist_head *old, struct hlist_head *ne
 	old->first = NULL;
 }
 #define hlist_entry(p, t, m) container_of(p, t, m)
+#define hlist_for_each(pos, head) \
+	for (pos = (head)->first; pos; pos = pos->next)
 #endif
