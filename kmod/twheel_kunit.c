@@ -1989,12 +1989,15 @@ static void twt_index_want_size(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 64UL);
 
 #if BITS_PER_LONG == 64
-	/* Sizes stop below 2^32. */
+	/* Sizes go past 2^32 and stop at TW_IDX_MAX (2^33). */
 	x.size = 4000000000UL;
 	x.nr = 3700000000UL;
-	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), (unsigned long)U32_MAX);
-	x.size = U32_MAX;
-	x.nr = 4000000000UL;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 4933333334UL);
+	x.size = 8000000000UL;
+	x.nr = 7500000000UL;
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), TW_IDX_MAX);
+	x.size = TW_IDX_MAX;
+	x.nr = 7800000000UL;
 	KUNIT_EXPECT_EQ(test, tw_index_want_size(&x, 0), 0UL);
 #endif
 }
