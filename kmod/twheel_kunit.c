@@ -2334,6 +2334,10 @@ static void twt_index_dump_cell(struct kunit *test)
 	twt_ins(c, 8, 18);
 	cursor = ((half + 8) >> 1) + 1;
 	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
+	KUNIT_EXPECT_EQ(test, got, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[4]);
+	KUNIT_EXPECT_EQ(test, cursor, (3ULL << 61) + 1);
+	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
 	KUNIT_EXPECT_EQ(test, got, 0UL);
 	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END - 1);
 	KUNIT_EXPECT_GT(test, budget, 0UL);
