@@ -10,6 +10,11 @@
  * results are in /sys/kernel/debug/kunit/twheel_core/results
  * (CONFIG_KUNIT_DEBUGFS) until it is unloaded.
  *
+ * The same file is also a user-space program, selftests/core/kunit_core
+ * (make check's host tier, TWHEEL_SEED=N for kunit_seed=N), built over
+ * the shims of tools/include: what the suite uses of the kernel's API
+ * must exist there too.
+ *
  * Every node and table comes from kunit_kzalloc()/kunit_kcalloc(), so it is
  * freed when the test case ends, whatever the outcome.
  *
