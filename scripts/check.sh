@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # The whole test run behind `make check`: installs what is missing, then
 #   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
-#   2. host: the wheel algorithm in user space under ASan/UBSan
-#      and a fixed-length libFuzzer run of it against a model
+#   2. host: the wheel algorithm in user space under ASan/UBSan (core_test,
+#      and the KUnit suite of twheel_kunit.ko built as a program) and a
+#      fixed-length libFuzzer run of it against a model
 #   3. install paths: make install/uninstall, modinfo, DKMS
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
 #      kselftests (64-bit and -m32), module lifecycle, slab baseline,
@@ -66,6 +67,25 @@ if make -s -C selftests/core core_test; then
 	add_counts "$log/core"
 else
 	echo "not ok: selftests/core does not build"
+	fail=$((fail + 1))
+fi
+
+tier "host: KUnit suite of the wheel algorithm (user space, ASan/UBSan)"
+if make -s -C selftests/core kunit_core; then
+	t0=$(date +%s%N)
+	(cd selftests/core && ./kunit_core) 2>&1 | tee "$log/kunit"
+	rc=${PIPESTATUS[0]}
+	echo "# kunit_core ran $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+	add_counts "$log/kunit"
+	n=$(sed -n 's/^# \([0-9]*\) skipped$/\1/p' "$log/kunit" | tail -n 1)
+	skip=$((skip + ${n:-0}))
+	# all passed, yet a non-zero exit: e.g. a LeakSanitizer report
+	if [ "$rc" -ne 0 ] && grep -Eq '^# [0-9]+ passed, 0 failed$' "$log/kunit"; then
+		echo "not ok: kunit_core exited with $rc"
+		fail=$((fail + 1))
+	fi
+else
+	echo "not ok: selftests/core kunit_core does not build"
 	fail=$((fail + 1))
 fi
 
