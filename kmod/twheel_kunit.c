@@ -1783,6 +1783,7 @@ static void twt_check(struct twt_ix *c)
 	KUNIT_EXPECT_EQ(test, x->nr_tab, nr_tab);
 	KUNIT_EXPECT_EQ(test, x->nr_old, nr_old);
 	KUNIT_EXPECT_EQ(test, x->nr, nr_tab + nr_old);
+	KUNIT_EXPECT_GE(test, x->size, (unsigned long)TW_IDX_MIN);
 	for (i = 0; i < c->nr; i++) {
 		const struct tw_node *n = &c->nodes[i];
 		const struct tw_ent *e = tw_index_find(x, n->id);
@@ -1917,7 +1918,8 @@ static void twt_index_home_key(struct kunit *test)
 		3 * BIT_ULL(31) + 1, BIT_ULL(33) - 1, BIT_ULL(33),
 	};
 	struct tw_index x = { .size = TW_IDX_MIN };
-	unsigned int i, j;
+	unsigned int i, j, grows = 0;
+	unsigned long want;
 	u64 ids;
 
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
@@ -1939,17 +1941,25 @@ static void twt_index_home_key(struct kunit *test)
 	}
 	if (BITS_PER_LONG == 32)
 		return;
+	KUNIT_EXPECT_EQ(test, (u64)TW_IDX_MAX, BIT_ULL(33));
 	for (ids = 1; ids <= TWHEEL_MAX_IDS_LIMIT; ids += 1 + ids / 64) {
-		unsigned long size;
-
 		x.nr = ids - 1;
-		size = tw_index_want_size(&x, 1);
-		if (size)
-			x.size = size;
+		want = tw_index_want_size(&x, 1);
+		if (want) {
+			x.size = want;
+			grows++;
+		}
 		KUNIT_ASSERT_TRUE_MSG(test, tw_index_fits(ids, x.size),
 				      "%llu ids in %lu slots", ids, x.size);
 	}
+	/* the limit itself, which the steps above need not meet */
+	x.nr = TWHEEL_MAX_IDS_LIMIT - 1;
+	want = tw_index_want_size(&x, 1);
+	if (want)
+		x.size = want;
+	KUNIT_EXPECT_TRUE(test, tw_index_fits(TWHEEL_MAX_IDS_LIMIT, x.size));
 	KUNIT_EXPECT_LE(test, x.size, TW_IDX_MAX);
+	KUNIT_EXPECT_GT(test, grows, 50U);
 }
 
 static void twt_index_want_size(struct kunit *test)
@@ -2502,6 +2512,100 @@ static void twt_index_dump_budget(struct kunit *test)
 				twt_expect_seen(c, b, room);
 	}
 	twt_check(c);
+}
+
+/*
+ * A dump from cursor 0 starts in slot 0; when slot 0 holds an entry that
+ * wrapped past the table's end (its home is the last slot), the first lap
+ * passes it over and the walk must come back for it.
+ */
+static void twt_index_dump_wrapped(struct kunit *test)
+{
+	static const u64 keys[] = {
+		0xfff0000000000000ULL, U64_MAX, 5ULL << 58, BIT_ULL(62),
+	};
+	struct twt_ix *c = twt_ix(test, TW_IDX_MIN, ARRAY_SIZE(keys));
+	unsigned long budget = ULONG_MAX, got, k;
+	struct tw_ent out[8];
+	u64 cursor = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		c->nodes[i].id = tw_key_id(&c->x, keys[i]);
+		twt_ins(c, i, i + 1);
+	}
+	KUNIT_EXPECT_PTR_EQ(test, c->x.tab[0].node, &c->nodes[1]);
+	KUNIT_EXPECT_EQ(test, twt_home(U64_MAX, TW_IDX_MIN), TW_IDX_MIN - 1UL);
+	got = tw_index_dump(&c->x, &cursor, out, ARRAY_SIZE(out), &budget);
+	KUNIT_EXPECT_EQ(test, got, (unsigned long)ARRAY_SIZE(keys));
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
+	memset(c->seen, 0, c->nr);
+	for (k = 0; k < got; k++) {
+		KUNIT_ASSERT_TRUE(test, out[k].node >= c->nodes &&
+				  out[k].node < c->nodes + c->nr);
+		c->seen[out[k].node - c->nodes]++;
+	}
+	twt_expect_seen(c, budget, ARRAY_SIZE(out));
+}
+
+/*
+ * Room for one entry over cells holding two ids: the even key alone, then
+ * the odd one from a cursor above TW_CURSOR_END, from the first cells to
+ * the last one, which has no such cursor; and dumps resuming at odd keys,
+ * U64_MAX (the odd key of cell 2^63 - 2) among them.
+ */
+static void twt_index_dump_room_one(struct kunit *test)
+{
+	static const u64 keys[] = {
+		6, 7, BIT_ULL(62), BIT_ULL(62) + 1, U64_MAX - 1, U64_MAX,
+	};
+	struct twt_ix *c = twt_ix(test, TW_IDX_MIN, ARRAY_SIZE(keys));
+	unsigned long budget, got;
+	struct tw_ent out[2];
+	unsigned int i;
+	u64 cursor = 0;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		c->nodes[i].id = tw_key_id(&c->x, keys[i]);
+		twt_ins(c, i, i + 1);
+	}
+	for (i = 0; i < 4; i++) {
+		budget = ULONG_MAX;
+		got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
+		KUNIT_ASSERT_EQ_MSG(test, got, 1UL, "call %u", i);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, out[0].node, &c->nodes[i],
+					"call %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, cursor, i % 2 ? (keys[i] >> 1) + 1 :
+				    TW_CURSOR_END + 1 + (keys[i] >> 1),
+				    "call %u", i);
+		KUNIT_EXPECT_EQ(test, tw_cursor_key(cursor), keys[i] + 1);
+	}
+	/* The last cell: no cursor for its odd key. */
+	budget = ULONG_MAX;
+	KUNIT_EXPECT_EQ(test, tw_index_dump(&c->x, &cursor, out, 1, &budget),
+			0UL);
+	KUNIT_EXPECT_GT(test, budget, 0UL);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END - 1);
+	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
+	KUNIT_ASSERT_EQ(test, got, 2UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &c->nodes[4]);
+	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &c->nodes[5]);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
+
+	/* From an odd key, whatever the even one: then the last cell waits. */
+	cursor = TW_CURSOR_END + 1 + BIT_ULL(61);
+	budget = ULONG_MAX;
+	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
+	KUNIT_ASSERT_EQ(test, got, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &c->nodes[3]);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END - 1);
+	cursor = U64_MAX;
+	budget = ULONG_MAX;
+	KUNIT_EXPECT_EQ(test, tw_cursor_key(cursor), U64_MAX - 2);
+	KUNIT_EXPECT_EQ(test, tw_index_dump(&c->x, &cursor, out, 1, &budget),
+			0UL);
+	KUNIT_EXPECT_GT(test, budget, 0UL);
+	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END - 1);
 }
 
 /* Tear-down: every node popped once, in the middle of a resize too. */
@@ -3577,6 +3681,8 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_index_shrink_steps),
 	KUNIT_CASE(twt_index_dump_resize),
 	KUNIT_CASE(twt_index_dump_cell),
+	KUNIT_CASE(twt_index_dump_wrapped),
+	KUNIT_CASE(twt_index_dump_room_one),
 	KUNIT_CASE(twt_index_dump_budget),
 	KUNIT_CASE(twt_index_pop),
 	KUNIT_CASE(twt_index_random),
