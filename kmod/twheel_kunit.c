@@ -370,6 +370,47 @@ static void twt_check_queue(struct kunit *test, const struct tw_wheel *w)
 	KUNIT_ASSERT_EQ_MSG(test, sentinel, 0UL, "entries at the sentinel");
 }
 
+/*
+ * The nodes on list @h that are not their id's armed node (no entry, or
+ * one that points elsewhere or is marked queued) are added to *@bad.
+ * Returns the nodes, at most @limit + 1.
+ */
+static unsigned long twt_armed_list(const struct tw_wheel *w,
+				    const struct hlist_head *h,
+				    unsigned long limit, unsigned long *bad)
+{
+	struct hlist_node *p;
+	unsigned long nr = 0;
+
+	hlist_for_each(p, h) {
+		const struct tw_node *n = hlist_entry(p, struct tw_node, slot);
+		const struct tw_ent *e = tw_index_find(w->idx, n->id);
+
+		*bad += !e || e->node != n || tw_ent_queued(e);
+		if (++nr > limit)
+			break;
+	}
+	return nr;
+}
+
+/*
+ * Every node on the wheel, in a slot or in the drain list, is its id's
+ * node and the id is not queued; w->nr_armed counts them.
+ */
+static void twt_check_armed(struct kunit *test, const struct tw_wheel *w)
+{
+	unsigned long nr = 0, bad = 0;
+	unsigned int l, s;
+
+	for (l = 0; l < TW_LEVELS; l++)
+		for (s = 0; s < TW_LVL_SIZE; s++)
+			nr += twt_armed_list(w, &w->slots[l][s], w->nr_armed,
+					     &bad);
+	nr += twt_armed_list(w, &w->drain, w->nr_armed, &bad);
+	KUNIT_ASSERT_EQ_MSG(test, bad, 0UL, "nodes on the wheel not armed");
+	KUNIT_ASSERT_EQ(test, nr, w->nr_armed);
+}
+
 /* Whether @id is queued: its entry is marked and its node on the queue. */
 static bool twt_queued(const struct tw_wheel *w, u64 id)
 {
@@ -1522,6 +1563,137 @@ static void twt_budget_pause_in_drain(struct kunit *test)
 	twt_expect_expired(test, w, 12, 12 * TWT_MS);
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
 	twt_check_queue(test, w);
+}
+
+/*
+ * Queue the event of @e's id, on no list, at once at clock @now, as a
+ * touch to a deadline already due does: the event goes into the
+ * sentinel, and the id's node becomes the sentinel.
+ */
+static void twt_expire_now(struct kunit *test, struct tw_wheel *w,
+			   struct tw_ent *e, u64 now)
+{
+	struct tw_node *n = e->node, *s = w->tail;
+	unsigned long ready = w->nr_ready, armed = w->nr_armed;
+	u64 id = n->id, data = n->data, deadline = tw_ent_deadline(e);
+
+	KUNIT_ASSERT_FALSE(test, tw_ent_queued(e));
+	tw_wheel_expire(w, e, now);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, s);
+	KUNIT_EXPECT_PTR_EQ(test, w->tail, n);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(e));
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(e), deadline);
+	KUNIT_EXPECT_EQ(test, s->id, id);
+	KUNIT_EXPECT_EQ(test, s->data, data);
+	KUNIT_EXPECT_EQ(test, s->expired, max(now, 1ULL));
+	KUNIT_EXPECT_EQ(test, w->nr_ready, ready + 1);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, armed);
+	twt_check_queue(test, w);
+}
+
+/* A new id @id whose deadline @deadline is due at @now: queued at once. */
+static void twt_new_now(struct kunit *test, struct tw_wheel *w, u64 id,
+			u64 deadline, u64 now)
+{
+	struct tw_node *n = twt_nodes(test, 1);
+
+	n->id = id;
+	n->data = twt_data(id);
+	KUNIT_ASSERT_NULL(test, tw_index_find(w->idx, id));
+	KUNIT_ASSERT_TRUE(test, tw_index_room(w->idx));
+	twt_expire_now(test, w, tw_index_insert(w->idx, n, deadline), now);
+}
+
+/*
+ * twt_clock_horizon(), its two events read: each popped, its entry still
+ * at it until removed; then an event queued at once at clock 0 is stamped
+ * 1, as one the wheel queues at 0 is.
+ */
+static void twt_clock_horizon_read(struct kunit *test, struct tw_wheel *w,
+				   struct tw_node *s, struct tw_node *b)
+{
+	struct tw_node *a = w->tail, *c;
+	struct tw_ent *e;
+
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop(w), s);
+	e = twt_ent(test, w, 2);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, s);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(e));
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, b);
+	tw_index_remove(w->idx, e);
+	twt_check_queue(test, w);
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_pop(w), b);
+	e = twt_ent(test, w, 1);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, b);
+	KUNIT_EXPECT_TRUE(test, tw_ent_queued(e));
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, a);
+	tw_index_remove(w->idx, e);
+	twt_check_queue(test, w);
+
+	twt_reinit(w, w->tick_ns, 0);
+	c = twt_nodes(test, 1);
+	c->id = 3;
+	c->data = twt_data(3);
+	e = tw_index_insert(w->idx, c, 0);
+	twt_expire_now(test, w, e, 0);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, a);
+	KUNIT_EXPECT_EQ(test, a->expired, 1ULL);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(e), 0ULL);
+	twt_expect_expired(test, w, 3, 1);
+}
+
+/*
+ * The last tick boundary a clock reaches, TWHEEL_DEADLINE_MAX rounded
+ * down to the smallest tick: an id armed for it from clock 0 waits at the
+ * top level while another comes and goes, stays whole until that very
+ * clock, then expires on time.
+ */
+static void twt_clock_horizon(struct kunit *test)
+{
+	const u64 tick = TWHEEL_TICK_MIN_NS, sec = 1000 * TWT_MS;
+	const u64 end = TWHEEL_DEADLINE_MAX / tick * tick;
+	struct tw_wheel *w = twt_wheel(test, tick, 5);
+	struct tw_node *s = w->tail, *a, *b;
+	u64 t;
+
+	KUNIT_EXPECT_EQ(test, w->cur, 0ULL);
+	a = twt_arm(test, w, 1, end);
+	KUNIT_EXPECT_TRUE(test, tw_wheel_next(w, &t));
+	twt_advance(test, w, sec);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
+	b = twt_arm(test, w, 2, 2 * sec);
+	twt_advance(test, w, 2 * sec - 1);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
+	twt_advance(test, w, 2 * sec);
+	/* b's event in the sentinel, b the sentinel now */
+	KUNIT_EXPECT_PTR_EQ(test, w->head, s);
+	KUNIT_EXPECT_PTR_EQ(test, s->next, b);
+	KUNIT_EXPECT_PTR_EQ(test, w->tail, b);
+	KUNIT_EXPECT_PTR_EQ(test, twt_ent(test, w, 2)->node, s);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(twt_ent(test, w, 2)), 2 * sec);
+	twt_expect_expired(test, w, 2, 2 * sec);
+	twt_check_queue(test, w);
+
+	twt_advance(test, w, end - 1);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 1UL);
+	twt_expect_armed(test, w, a);
+	KUNIT_EXPECT_EQ(test, twt_ent(test, w, 1)->deadline, end);
+	KUNIT_EXPECT_EQ(test, a->id, 1ULL);
+	KUNIT_EXPECT_EQ(test, a->data, twt_data(1));
+	twt_advance(test, w, end);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 2UL);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	/* a's event in b's node, the sentinel when it expired */
+	KUNIT_EXPECT_PTR_EQ(test, s->next, b);
+	KUNIT_EXPECT_PTR_EQ(test, w->tail, a);
+	KUNIT_EXPECT_PTR_EQ(test, twt_ent(test, w, 1)->node, b);
+	twt_expect_expired(test, w, 1, end);
+	KUNIT_EXPECT_EQ(test, w->late_max, 0ULL);
+	KUNIT_EXPECT_FALSE(test, tw_wheel_next(w, &t));
+	twt_check_queue(test, w);
+	twt_clock_horizon_read(test, w, s, b);
 }
 
 /* ------------------------------------------------------------- index */
@@ -3194,11 +3366,13 @@ static unsigned int twt_discard_at(struct kunit *test, struct tw_wheel *w,
 	struct tw_ent *e = twt_ent(test, w, ev[k].id);
 	struct tw_node *held = e->node, *next = held->next;
 	struct tw_node *tail = w->tail, *n;
+	u64 deadline = tw_ent_deadline(e);
 
 	n = tw_wheel_discard(w, e);
 	KUNIT_ASSERT_PTR_EQ(test, n, next);
 	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
 	KUNIT_EXPECT_FALSE(test, tw_ent_queued(e));
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(e), deadline);
 	KUNIT_EXPECT_EQ(test, n->id, ev[k].id);
 	KUNIT_EXPECT_EQ(test, n->data, twt_data(ev[k].id));
 	KUNIT_ASSERT_FALSE(test, twt_on_queue(w, n));
@@ -3402,6 +3576,118 @@ static void twt_pop_until_empty(struct kunit *test)
 	nr = twt_pop_one(test, w, ev, nr);
 	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
 	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
+}
+
+/*
+ * Events queued at once (tw_wheel_expire(): a touch to a deadline already
+ * due) among the wheel's: ids 1..3 by the wheel, 4..8 at once; discards
+ * at the head, in the middle and at the end; then 9 at once, behind a
+ * sentinel that held an event.  Leaves 2 3 4 6 7 9 queued at *@now.
+ */
+static struct tw_wheel *twt_at_once_queue(struct kunit *test,
+					  struct twt_ev *ev, u64 *now)
+{
+	const u64 t0 = 5 * TWT_MS;
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, t0);
+	unsigned int i, nr;
+
+	for (i = 1; i <= 3; i++)
+		twt_arm(test, w, i, t0 + i * TWT_MS);
+	*now = t0 + 3 * TWT_MS;
+	twt_advance(test, w, *now);
+	for (i = 1; i <= 8; i++) {
+		if (i > 3)
+			twt_new_now(test, w, i, *now - 1, *now);
+		twt_ev_set(&ev[i - 1], i, *now);
+	}
+	twt_expect_events(test, w, ev, 8);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	nr = twt_discard_at(test, w, ev, 8, 0);		/* 1, the head */
+	nr = twt_discard_at(test, w, ev, nr, 3);	/* 5, the middle */
+	nr = twt_discard_at(test, w, ev, nr, nr - 1);	/* 8, the last */
+	twt_new_now(test, w, 9, *now, *now);
+	twt_ev_set(&ev[nr++], 9, *now);
+	twt_expect_events(test, w, ev, nr);
+	return w;
+}
+
+/*
+ * twt_at_once_queue()'s 3, from the middle, armed again and expired by
+ * the wheel; 7 armed again, then touched to a deadline due at once: off
+ * the wheel and queued.  Leaves 2 4 6 9 7 3 queued.
+ */
+static void twt_at_once_rearm(struct kunit *test, struct tw_wheel *w,
+			      struct twt_ev *ev, u64 now)
+{
+	struct tw_ent *e;
+
+	twt_rearm(test, w, 3, now + 2 * TWT_MS);
+	twt_ev_del(ev, 6, 1);
+	twt_rearm(test, w, 7, now + 70 * TWT_MS);
+	twt_ev_del(ev, 5, 3);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 2UL);
+	twt_check_armed(test, w);
+	twt_expect_events(test, w, ev, 4);		/* 2 4 6 9 */
+	e = twt_ent(test, w, 7);
+	tw_wheel_del(w, e->node);
+	e->deadline = now;
+	twt_expire_now(test, w, e, now);
+	twt_ev_set(&ev[4], 7, now);
+	twt_expect_events(test, w, ev, 5);
+	twt_check_armed(test, w);
+	twt_advance(test, w, now + 2 * TWT_MS);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	twt_ev_set(&ev[5], 3, now + 2 * TWT_MS);
+	twt_expect_events(test, w, ev, 6);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(twt_ent(test, w, 3)),
+			now + 2 * TWT_MS);
+}
+
+/*
+ * 20 events queued at once with clocks @now..@now + 19, every fourth one
+ * discarded, the others read in order.
+ */
+static void twt_at_once_many(struct kunit *test, struct tw_wheel *w, u64 now)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 20, sizeof(*ev), GFP_KERNEL);
+	unsigned int i, nr = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	for (i = 0; i < 20; i++) {
+		twt_new_now(test, w, 100 + i, now, now + i);
+		twt_ev_set(&ev[nr++], 100 + i, now + i);
+	}
+	twt_expect_events(test, w, ev, nr);
+	/* 101, 105, ...: i / 4 of them went before */
+	for (i = 1; i < 20; i += 4)
+		nr = twt_discard_at(test, w, ev, nr, i - i / 4);
+	KUNIT_EXPECT_EQ(test, nr, 15U);
+	while (nr)
+		nr = twt_pop_one(test, w, ev, nr);
+	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
+	KUNIT_EXPECT_EQ(test, w->idx->nr, 0UL);
+}
+
+/*
+ * Events queued at once mixed with the wheel's, discarded, armed again
+ * and read; the only event discarded; many read in order.
+ */
+static void twt_expire_at_once(struct kunit *test)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 8, sizeof(*ev), GFP_KERNEL);
+	struct tw_wheel *w;
+	unsigned int nr = 6;
+	u64 now;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	w = twt_at_once_queue(test, ev, &now);
+	twt_at_once_rearm(test, w, ev, now);
+	while (nr > 1)
+		nr = twt_pop_one(test, w, ev, nr);
+	KUNIT_EXPECT_PTR_EQ(test, w->head->next, w->tail);
+	nr = twt_discard_at(test, w, ev, nr, 0);	/* 3, the only one */
+	KUNIT_EXPECT_PTR_EQ(test, w->head, w->tail);
+	twt_at_once_many(test, w, now + 2 * TWT_MS);
 }
 
 /* twt_queue_random(): ids TWT_RID0 + i, one model per case. */
@@ -3876,10 +4162,12 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_budget_one),
 	KUNIT_CASE(twt_budget_zero),
 	KUNIT_CASE(twt_budget_pause_in_drain),
+	KUNIT_CASE(twt_clock_horizon),
 	KUNIT_CASE(twt_wheel_index),
 	KUNIT_CASE(twt_discard_positions),
 	KUNIT_CASE(twt_discard_rearm),
 	KUNIT_CASE(twt_pop_until_empty),
+	KUNIT_CASE(twt_expire_at_once),
 	KUNIT_CASE(twt_queue_random),
 	KUNIT_CASE(twt_index_basic),
 	KUNIT_CASE(twt_index_want_size),
