@@ -3690,8 +3690,15 @@ static void twt_expire_at_once(struct kunit *test)
 	twt_at_once_many(test, w, now + 2 * TWT_MS);
 }
 
-/* twt_queue_random(): ids TWT_RID0 + i, one model per case. */
+/*
+ * twt_queue_random() drives a wheel against a model of its ids: id i is
+ * m->id[i], i * 7 in bits 0..19 under any high bits (twt_model_i() reads
+ * i back).  The model knows each id's state and which node holds what: an
+ * armed id's node, and the nodes of the queue, its events' oldest first,
+ * then the sentinel.
+ */
 #define TWT_RID0	BIT_ULL(40)
+#define TWT_ID_LOW	(BIT_ULL(20) - 1)
 
 enum { TWT_FREE, TWT_ARMED, TWT_QUEUED };
 
@@ -3701,20 +3708,25 @@ enum {
 	TWT_OP_EXPIRED, TWT_OP_RESIZE, TWT_OPS
 };
 
-/* What twt_queue_random() expects of each id, and its spare nodes. */
+/* What twt_queue_random() expects of each id, and which node holds what. */
 struct twt_model {
 	struct kunit *test;
 	struct tw_wheel *w;
 	unsigned int nr;	/* ids */
+	u64 *id;
 	u8 *state;		/* TWT_FREE, TWT_ARMED or TWT_QUEUED */
 	u64 *deadline;		/* while armed or queued */
 	u64 *data;		/* while armed or queued */
 	u64 *expired;		/* while queued */
+	struct tw_node **node;	/* while armed: the id's node */
 	unsigned int *queue;	/* the queued ids (i), oldest first */
+	struct tw_node **qnode;	/* the nodes holding them, then the sentinel */
 	unsigned int len;
 	struct tw_node **spare;	/* nodes on no list and in no entry */
 	unsigned int nr_spare;
 	unsigned int nr_armed;
+	struct tw_node *pool;	/* the nodes, the first sentinel aside */
+	struct tw_node *sentinel0;
 	u64 now;
 	u64 seed;
 	unsigned int ops[TWT_OPS];
@@ -3728,27 +3740,44 @@ static void *twt_zalloc(struct kunit *test, size_t size)
 	return p;
 }
 
+/* @nr ids TWT_RID0 + 7 * i, none armed, on a wheel of @tick from @now. */
 static struct twt_model *twt_model_new(struct kunit *test, unsigned int nr,
-				       u64 seed)
+				       u64 seed, u64 tick, u64 now)
 {
 	struct twt_model *m = twt_zalloc(test, sizeof(*m));
-	struct tw_node *nodes = twt_nodes(test, nr);
 	unsigned int i;
 
+	KUNIT_ASSERT_LE(test, 7ULL * nr, TWT_ID_LOW);
 	m->test = test;
 	m->nr = nr;
 	m->seed = seed;
-	m->now = 1000 * TWT_MS;
-	m->w = twt_wheel(test, TWT_MS, m->now);
+	m->now = now;
+	m->w = twt_wheel(test, tick, now);
+	m->pool = twt_nodes(test, nr);
+	m->sentinel0 = m->w->tail;
+	m->id = twt_zalloc(test, nr * sizeof(*m->id));
 	m->state = twt_zalloc(test, nr * sizeof(*m->state));
 	m->deadline = twt_zalloc(test, nr * sizeof(*m->deadline));
 	m->data = twt_zalloc(test, nr * sizeof(*m->data));
 	m->expired = twt_zalloc(test, nr * sizeof(*m->expired));
+	m->node = twt_zalloc(test, nr * sizeof(*m->node));
 	m->queue = twt_zalloc(test, nr * sizeof(*m->queue));
+	m->qnode = twt_zalloc(test, (nr + 1) * sizeof(*m->qnode));
 	m->spare = twt_zalloc(test, nr * sizeof(*m->spare));
-	for (i = 0; i < nr; i++)
-		m->spare[m->nr_spare++] = &nodes[i];
+	m->qnode[0] = m->w->tail;
+	for (i = 0; i < nr; i++) {
+		m->id[i] = TWT_RID0 | 7 * i;
+		m->spare[m->nr_spare++] = &m->pool[i];
+	}
 	return m;
+}
+
+/* Which of the model's ids @id is, or m->nr. */
+static unsigned int twt_model_i(const struct twt_model *m, u64 id)
+{
+	unsigned int i = (id & TWT_ID_LOW) / 7;
+
+	return i < m->nr && m->id[i] == id ? i : m->nr;
 }
 
 /* A deadline from now: mostly ahead, by up to 2^36 ns; one in 8 past. */
@@ -3761,17 +3790,48 @@ static u64 twt_model_deadline(struct twt_model *m)
 	return m->now + ((r >> 16) & (BIT_ULL(8 + (r >> 3) % 29) - 1));
 }
 
-/* Take queued id @i out of the model's queue. */
-static void twt_model_unqueue(struct twt_model *m, unsigned int i)
+/* Id @i is armed now, on node @n. */
+static void twt_model_armed(struct twt_model *m, unsigned int i,
+			    struct tw_node *n)
 {
+	m->state[i] = TWT_ARMED;
+	m->node[i] = n;
+	m->nr_armed++;
+}
+
+/*
+ * Id @i's event was just queued, into the sentinel, and its node @n is
+ * the sentinel now.
+ */
+static void twt_model_queued(struct twt_model *m, unsigned int i,
+			     struct tw_node *n)
+{
+	KUNIT_ASSERT_LT(m->test, m->len, m->nr);
+	m->queue[m->len++] = i;
+	m->qnode[m->len] = n;
+	m->expired[i] = max(m->now, 1ULL);
+	m->state[i] = TWT_QUEUED;
+}
+
+/*
+ * Take queued id @i out of the model's queue.  Returns the node set free:
+ * the one after its event's, which is the sentinel for the last event.
+ */
+static struct tw_node *twt_model_unqueue(struct twt_model *m, unsigned int i)
+{
+	struct tw_node *freed;
 	unsigned int k;
 
 	for (k = 0; k < m->len && m->queue[k] != i; k++)
 		;
 	KUNIT_ASSERT_LT(m->test, k, m->len);
+	freed = m->qnode[k + 1];
 	memmove(&m->queue[k], &m->queue[k + 1],
 		(m->len - k - 1) * sizeof(*m->queue));
+	memmove(&m->qnode[k + 1], &m->qnode[k + 2],
+		(m->len - k - 1) * sizeof(*m->qnode));
 	m->len--;
+	return freed;
 }
 
 /* Arm free id @i on a spare node, with random data. */
@@ -3784,12 +3844,11 @@ static void twt_model_arm(struct twt_model *m, unsigned int i)
 	n = m->spare[--m->nr_spare];
 	KUNIT_ASSERT_PTR_NE(m->test, n, m->w->tail);
 	KUNIT_ASSERT_FALSE(m->test, twt_on_queue(m->w, n));
-	n->id = TWT_RID0 + i;
+	n->id = m->id[i];
 	n->data = twt_rand(&m->seed);
 	m->data[i] = n->data;
 	m->deadline[i] = twt_model_deadline(m);
-	m->state[i] = TWT_ARMED;
-	m->nr_armed++;
+	twt_model_armed(m, i, n);
 	twt_add(m->test, m->w, n, m->deadline[i]);
 	m->ops[TWT_OP_ARM]++;
 }
@@ -3802,7 +3861,7 @@ static void twt_model_later(struct twt_model *m, unsigned int i)
 	if (m->state[i] != TWT_ARMED)
 		return;
 	m->deadline[i] += (r >> 8) & (BIT_ULL(r % 32) - 1);
-	twt_later(m->test, m->w, TWT_RID0 + i, m->deadline[i]);
+	twt_later(m->test, m->w, m->id[i], m->deadline[i]);
 	m->ops[TWT_OP_LATER]++;
 }
 
@@ -3813,7 +3872,8 @@ static void twt_model_move(struct twt_model *m, unsigned int i)
 
 	if (m->state[i] != TWT_ARMED)
 		return;
-	e = twt_ent(m->test, m->w, TWT_RID0 + i);
+	e = twt_ent(m->test, m->w, m->id[i]);
+	KUNIT_ASSERT_PTR_EQ(m->test, e->node, m->node[i]);
 	m->deadline[i] = twt_model_deadline(m);
 	tw_wheel_del(m->w, e->node);
 	e->deadline = m->deadline[i];
@@ -3822,27 +3882,29 @@ static void twt_model_move(struct twt_model *m, unsigned int i)
 }
 
 /*
- * Take id @i's node back, disarmed or its event discarded: it must carry
- * the id and its data, and be the entry's node.
+ * Take id @i's node back, disarmed or its event discarded: it must be the
+ * node the model says, carry the id and its data, and be the entry's.
  */
 static struct tw_node *twt_model_take(struct twt_model *m, unsigned int i,
 				      struct tw_ent *e)
 {
-	struct tw_node *n;
+	struct tw_node *n, *freed;
 
 	if (m->state[i] == TWT_ARMED) {
 		n = e->node;
+		KUNIT_ASSERT_PTR_EQ(m->test, n, m->node[i]);
 		tw_wheel_del(m->w, n);
 		m->nr_armed--;
 		m->ops[TWT_OP_CANCEL]++;
 	} else {
+		freed = twt_model_unqueue(m, i);
 		n = tw_wheel_discard(m->w, e);
-		twt_model_unqueue(m, i);
+		KUNIT_ASSERT_PTR_EQ(m->test, n, freed);
 		m->ops[TWT_OP_DISCARD]++;
 	}
 	KUNIT_ASSERT_PTR_EQ(m->test, e->node, n);
 	KUNIT_ASSERT_FALSE(m->test, tw_ent_queued(e));
-	KUNIT_ASSERT_EQ(m->test, n->id, TWT_RID0 + i);
+	KUNIT_ASSERT_EQ(m->test, n->id, m->id[i]);
 	KUNIT_ASSERT_EQ(m->test, n->data, m->data[i]);
 	return n;
 }
@@ -3854,7 +3916,7 @@ static void twt_model_cancel(struct twt_model *m, unsigned int i)
 
 	if (m->state[i] == TWT_FREE)
 		return;
-	e = twt_ent(m->test, m->w, TWT_RID0 + i);
+	e = twt_ent(m->test, m->w, m->id[i]);
 	m->spare[m->nr_spare++] = twt_model_take(m, i, e);
 	tw_index_remove(m->w->idx, e);
 	m->state[i] = TWT_FREE;
@@ -3868,47 +3930,57 @@ static void twt_model_retouch(struct twt_model *m, unsigned int i)
 
 	if (m->state[i] != TWT_QUEUED)
 		return;
-	e = twt_ent(m->test, m->w, TWT_RID0 + i);
+	e = twt_ent(m->test, m->w, m->id[i]);
 	n = twt_model_take(m, i, e);
 	m->deadline[i] = twt_model_deadline(m);
 	e->deadline = m->deadline[i];
 	tw_wheel_add(m->w, n, m->deadline[i]);
-	m->state[i] = TWT_ARMED;
-	m->nr_armed++;
+	twt_model_armed(m, i, n);
 	m->ops[TWT_OP_RETOUCH]++;
 }
 
-/* Pop the oldest event: the model's first; its node becomes a spare. */
-static void twt_model_pop(struct twt_model *m)
+/*
+ * The head event, popped, is read: the node holds what the model says,
+ * @e is its id's entry, which is removed, and the node becomes a spare.
+ */
+static void twt_model_drop(struct twt_model *m, struct tw_node *n,
+			   struct tw_ent *e)
 {
 	struct kunit *test = m->test;
-	struct tw_node *head = m->w->head, *n;
-	unsigned int i;
-	struct tw_ent *e;
+	unsigned int i = m->queue[0];
 
-	if (!m->len)
-		return;
-	i = m->queue[0];
-	n = tw_wheel_pop(m->w);
-	KUNIT_ASSERT_PTR_EQ(test, n, head);
-	KUNIT_ASSERT_EQ(test, n->id, TWT_RID0 + i);
+	KUNIT_ASSERT_PTR_EQ(test, n, m->qnode[0]);
+	KUNIT_ASSERT_EQ(test, n->id, m->id[i]);
 	KUNIT_ASSERT_EQ(test, n->data, m->data[i]);
 	KUNIT_ASSERT_EQ(test, n->expired, m->expired[i]);
-	e = twt_ent(test, m->w, n->id);
-	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
-	KUNIT_ASSERT_TRUE(test, tw_ent_queued(e));
+	KUNIT_ASSERT_TRUE(test, e && e->node == n && tw_ent_queued(e));
 	tw_index_remove(m->w->idx, e);
-	twt_model_unqueue(m, i);
+	memmove(&m->queue[0], &m->queue[1], (m->len - 1) * sizeof(*m->queue));
+	memmove(&m->qnode[0], &m->qnode[1], m->len * sizeof(*m->qnode));
+	m->len--;
 	m->state[i] = TWT_FREE;
 	m->spare[m->nr_spare++] = n;
 	m->ops[TWT_OP_POP]++;
 }
 
+/* Pop the oldest event: the model's first; its node becomes a spare. */
+static void twt_model_pop(struct twt_model *m)
+{
+	struct tw_node *head = m->w->head, *n;
+
+	if (!m->len)
+		return;
+	n = tw_wheel_pop(m->w);
+	KUNIT_ASSERT_PTR_EQ(m->test, n, head);
+	twt_model_drop(m, n, tw_index_find(m->w->idx, n->id));
+}
+
 /*
  * After an advance from tick @cur0: the events past the model's are new,
- * each of an armed id whose tick is reached, with the clock and its data,
- * in the order of their ticks (those due by @cur0 count as @cur0: the
- * drain list comes first, in any order); they join the model's queue.
+ * each of an armed id whose tick is reached, written into the sentinel of
+ * its time, with the clock and its data, in the order of their ticks
+ * (those due by @cur0 count as @cur0: the drain list comes first, in any
+ * order); they join the model's queue.
  */
 static void twt_model_took(struct twt_model *m, u64 cur0)
 {
@@ -3919,24 +3991,24 @@ static void twt_model_took(struct twt_model *m, u64 cur0)
 	u64 prev = 0;
 
 	for (k = 0; k < m->len; k++, n = n->next)
-		KUNIT_ASSERT_TRUE(test, n && n != w->tail);
+		KUNIT_ASSERT_PTR_EQ(test, n, m->qnode[k]);
 	for (; n && n != w->tail; n = n->next) {
-		u64 i = n->id - TWT_RID0, e;
+		unsigned int i = twt_model_i(m, n->id);
+		u64 e;
 
-		KUNIT_ASSERT_LT_MSG(test, i, (u64)m->nr, "id %llu", n->id);
+		KUNIT_ASSERT_LT_MSG(test, i, m->nr, "id %llu", n->id);
 		KUNIT_ASSERT_EQ_MSG(test, m->state[i], TWT_ARMED, "id %llu",
 				    n->id);
+		KUNIT_ASSERT_PTR_EQ_MSG(test, n, m->qnode[m->len],
+					"id %llu not in the sentinel", n->id);
 		e = tw_ticks(w, m->deadline[i]);
 		KUNIT_EXPECT_LE_MSG(test, e, w->cur, "id %llu early", n->id);
 		KUNIT_EXPECT_LE_MSG(test, prev, max(e, cur0), "id %llu", n->id);
 		prev = max(e, cur0);
 		KUNIT_EXPECT_EQ(test, n->data, m->data[i]);
 		KUNIT_EXPECT_EQ(test, n->expired, max(m->now, 1ULL));
-		m->expired[i] = n->expired;
-		m->state[i] = TWT_QUEUED;
 		m->nr_armed--;
-		KUNIT_ASSERT_LT(test, m->len, m->nr);
-		m->queue[m->len++] = i;
+		twt_model_queued(m, i, m->node[i]);
 		m->ops[TWT_OP_EXPIRED]++;
 	}
 }
@@ -4026,7 +4098,10 @@ static void twt_model_step(struct twt_model *m)
 	}
 }
 
-/* Whether id @i's entry @e is what the model says (no entry when free). */
+/*
+ * Whether id @i's entry @e is what the model says (no entry when free):
+ * an armed id's at the id's node, which holds its data.
+ */
 static bool twt_model_ent_ok(const struct twt_model *m, unsigned int i,
 			     const struct tw_ent *e)
 {
@@ -4039,54 +4114,117 @@ static bool twt_model_ent_ok(const struct twt_model *m, unsigned int i,
 	    tw_ent_deadline(e) != m->deadline[i] ||
 	    tw_ent_queued(e) != queued)
 		return false;
-	return queued || e->node->data == m->data[i];
+	return queued || (e->node == m->node[i] &&
+			  e->node->data == m->data[i]);
 }
 
-/* The queue holds the model's events, oldest first. */
+/*
+ * The queue holds the model's events, oldest first, each in the node the
+ * model says, never early, their clocks in order; then the sentinel.
+ */
 static void twt_model_check_queue(const struct twt_model *m)
 {
 	const struct tw_node *n = m->w->head;
 	unsigned int k;
+	u64 last = 0;
 
 	for (k = 0; k < m->len; k++, n = n->next) {
 		unsigned int i = m->queue[k];
 
-		KUNIT_ASSERT_TRUE(m->test, n && n != m->w->tail);
-		KUNIT_ASSERT_TRUE_MSG(m->test, n->id == TWT_RID0 + i &&
+		KUNIT_ASSERT_PTR_EQ(m->test, n, m->qnode[k]);
+		KUNIT_ASSERT_TRUE_MSG(m->test, n->id == m->id[i] &&
 				      n->data == m->data[i] &&
 				      n->expired == m->expired[i],
 				      "event %u: id %llu, want %llu", k,
-				      n->id, TWT_RID0 + i);
+				      n->id, m->id[i]);
+		KUNIT_ASSERT_LE(m->test, m->deadline[i], n->expired);
+		KUNIT_ASSERT_LE(m->test, last, n->expired);
+		last = n->expired;
 	}
 	KUNIT_ASSERT_PTR_EQ(m->test, n, m->w->tail);
+	KUNIT_ASSERT_PTR_EQ(m->test, n, m->qnode[m->len]);
+}
+
+/* The wheel wakes no later than the first expiry tick of an armed id. */
+static void twt_model_check_next(const struct twt_model *m)
+{
+	const struct tw_wheel *w = m->w;
+	u64 t, min_e = U64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < m->nr; i++)
+		if (m->state[i] == TWT_ARMED)
+			min_e = min(min_e, tw_ticks(w, m->deadline[i]));
+	KUNIT_ASSERT_EQ(m->test, tw_wheel_next(w, &t), m->nr_armed != 0);
+	if (m->nr_armed)
+		KUNIT_ASSERT_LE_MSG(m->test, t, max(min_e, w->cur),
+				    "wakes after an expiry");
 }
 
 /*
  * The wheel against the model: the queue invariant, the model's events in
- * order, each id's entry, the pending bits and the counts.
+ * order, each id's entry, every armed node, the pending bits, the counts
+ * and the next wake-up.
  */
 static void twt_model_check(const struct twt_model *m)
 {
 	struct kunit *test = m->test;
 	const struct tw_wheel *w = m->w;
 	unsigned int i;
-	u64 t;
 
 	twt_check_queue(test, w);
 	twt_model_check_queue(m);
 	for (i = 0; i < m->nr; i++) {
-		const struct tw_ent *e = tw_index_find(w->idx, TWT_RID0 + i);
+		const struct tw_ent *e = tw_index_find(w->idx, m->id[i]);
 
 		KUNIT_ASSERT_TRUE_MSG(test, twt_model_ent_ok(m, i, e),
 				      "id %u, state %u", i, m->state[i]);
 	}
+	twt_check_armed(test, w);
 	twt_check_pending(test, w);
 	KUNIT_ASSERT_EQ(test, w->nr_armed, (unsigned long)m->nr_armed);
 	KUNIT_ASSERT_EQ(test, w->nr_ready, (unsigned long)m->len);
 	KUNIT_ASSERT_EQ(test, w->idx->nr,
 			(unsigned long)(m->nr_armed + m->len));
 	KUNIT_ASSERT_EQ(test, m->nr_spare + m->nr_armed + m->len, m->nr);
-	KUNIT_ASSERT_EQ(test, tw_wheel_next(w, &t), m->nr_armed != 0);
+	twt_model_check_next(m);
+}
+
+/* Count node @n in @seen (one of the model's); false if counted before. */
+static bool twt_model_mark(const struct twt_model *m, u8 *seen,
+			   const struct tw_node *n)
+{
+	unsigned long k;
+
+	if (n == m->sentinel0)
+		k = m->nr;
+	else if (n >= m->pool && n < m->pool + m->nr)
+		k = n - m->pool;
+	else
+		return false;
+	return !seen[k]++;
+}
+
+/*
+ * Every node is in one place: a spare, an armed id's node or one of the
+ * queue's (the sentinel too), and with twt_model_check()'s counts every
+ * node is somewhere.
+ */
+static void twt_model_nodes(const struct twt_model *m)
+{
+	u8 *seen = twt_zalloc(m->test, m->nr + 1);
+	bool ok = true;
+	unsigned int k;
+
+	for (k = 0; k < m->nr_spare; k++)
+		ok &= twt_model_mark(m, seen, m->spare[k]);
+	for (k = 0; k < m->nr; k++)
+		if (m->state[k] == TWT_ARMED)
+			ok &= twt_model_mark(m, seen, m->node[k]);
+	for (k = 0; k <= m->len; k++)
+		ok &= twt_model_mark(m, seen, m->qnode[k]);
+	KUNIT_EXPECT_TRUE(m->test, ok);
+	kunit_kfree(m->test, seen);
 }
 
 /* Everything left expires and is popped: every node is a spare again. */
@@ -4108,6 +4246,7 @@ static void twt_model_finish(struct twt_model *m)
 	while (m->len)
 		twt_model_pop(m);
 	twt_model_check(m);
+	twt_model_nodes(m);
 	KUNIT_EXPECT_EQ(test, m->w->idx->nr, 0UL);
 	KUNIT_EXPECT_EQ(test, m->nr_spare, m->nr);
 	KUNIT_EXPECT_PTR_EQ(test, m->w->head, m->w->tail);
@@ -4123,7 +4262,8 @@ static void twt_model_finish(struct twt_model *m)
  */
 static void twt_queue_random(struct kunit *test)
 {
-	struct twt_model *m = twt_model_new(test, 64, 43);
+	struct twt_model *m = twt_model_new(test, 64, 43, TWT_MS,
+					    1000 * TWT_MS);
 	unsigned int step, k;
 
 	for (step = 0; step < 4000; step++) {
