@@ -60,12 +60,26 @@ static u64 twt_rand(u64 *s)
  * Every index of the suite is keyed with secrets drawn from one generator,
  * seeded by the module parameter kunit_seed (0: a random seed, printed, so
  * that a failure can be replayed with kunit_seed=N).  The parameter exists
- * only where the suite is built in.
+ * only where the suite is built in.  The random cases that say so draw
+ * their steps from it too (twt_seed()); the others keep fixed seeds.
  */
 static ulong kunit_seed;
 module_param(kunit_seed, ulong, 0444);
-MODULE_PARM_DESC(kunit_seed, "KUnit suite: seed of the indexes' secrets (0: random)");
+MODULE_PARM_DESC(kunit_seed, "KUnit suite: seed of the indexes' secrets and of the random cases (0: random)");
 static u64 twt_secret_state;
+static u64 twt_suite_seed;
+
+/*
+ * The seed of a random case that follows kunit_seed, @salt telling the
+ * cases apart: a fixed kunit_seed (make check's TWHEEL_SEED) replays the
+ * same steps every time, each random one takes other steps.
+ */
+static u64 twt_seed(u64 salt)
+{
+	u64 s = twt_suite_seed ^ salt;
+
+	return twt_rand(&s);
+}
 
 static void twt_index_init(struct tw_index *x, struct tw_ent *tab,
 			   unsigned long size)
@@ -3691,24 +3705,28 @@ static void twt_expire_at_once(struct kunit *test)
 }
 
 /*
- * twt_queue_random() drives a wheel against a model of its ids: id i is
- * m->id[i], i * 7 in bits 0..19 under any high bits (twt_model_i() reads
- * i back).  The model knows each id's state and which node holds what: an
- * armed id's node, and the nodes of the queue, its events' oldest first,
- * then the sentinel.
+ * twt_queue_random() and twt_queue_module() drive a wheel against a model
+ * of its ids: id i is m->id[i], i * 7 in bits 0..19 under any high bits
+ * (twt_model_i() reads i back).  The model knows each id's state and
+ * which node holds what: an armed id's node, and the nodes of the queue,
+ * its events' oldest first, then the sentinel.
  */
 #define TWT_RID0	BIT_ULL(40)
 #define TWT_ID_LOW	(BIT_ULL(20) - 1)
 
 enum { TWT_FREE, TWT_ARMED, TWT_QUEUED };
 
+/* What a run did; twt_queue_random() does the first TWT_OPS_RANDOM. */
 enum {
 	TWT_OP_ARM, TWT_OP_LATER, TWT_OP_MOVE, TWT_OP_CANCEL,
 	TWT_OP_DISCARD, TWT_OP_RETOUCH, TWT_OP_POP, TWT_OP_ADVANCE,
-	TWT_OP_EXPIRED, TWT_OP_RESIZE, TWT_OPS
+	TWT_OP_EXPIRED, TWT_OP_RESIZE, TWT_OPS_RANDOM,
+	TWT_OP_TOUCH = TWT_OPS_RANDOM, TWT_OP_AT_ONCE, TWT_OP_DATA,
+	TWT_OP_READ, TWT_OP_HEAD, TWT_OP_MIDDLE, TWT_OP_LAST, TWT_OP_GROW,
+	TWT_OP_SHRINK, TWT_OPS
 };
 
-/* What twt_queue_random() expects of each id, and which node holds what. */
+/* What the random cases expect of each id, and which node holds what. */
 struct twt_model {
 	struct kunit *test;
 	struct tw_wheel *w;
@@ -3727,6 +3745,9 @@ struct twt_model {
 	unsigned int nr_armed;
 	struct tw_node *pool;	/* the nodes, the first sentinel aside */
 	struct tw_node *sentinel0;
+	bool module;		/* twt_queue_module(): as the device does */
+	bool eager;		/* and every touch arms again, reads drain */
+	bool drop;		/* and ids go rather than come */
 	u64 now;
 	u64 seed;
 	unsigned int ops[TWT_OPS];
@@ -3780,14 +3801,76 @@ static unsigned int twt_model_i(const struct twt_model *m, u64 id)
 	return i < m->nr && m->id[i] == id ? i : m->nr;
 }
 
+/* A random level's span: 1 to 2^30 ticks, at most 2^52 ns. */
+static u64 twt_model_span(const struct twt_model *m, u64 r)
+{
+	unsigned int shift = TW_LVL_BITS * (r % 6);
+
+	if (m->w->tick_ns > BIT_ULL(52) >> shift)
+		return BIT_ULL(52);
+	return m->w->tick_ns << shift;
+}
+
+/*
+ * twt_queue_module()'s deadlines: up to 70 spans of a random level ahead,
+ * TWHEEL_DEADLINE_MAX past the end of time; one in 16 already due, by up
+ * to 64 ticks.
+ */
+static u64 twt_model_deadline_far(struct twt_model *m, u64 r)
+{
+	u64 ahead = twt_rand(&m->seed), d;
+
+	if ((r >> 4) % 16 == 0)
+		return m->now - ahead % min(m->now + 1, 64 * m->w->tick_ns);
+	d = m->now + 1 + ahead % (twt_model_span(m, r) * (1 + (r >> 8) % 70));
+	if (d > TWHEEL_DEADLINE_MAX || d <= m->now)
+		d = TWHEEL_DEADLINE_MAX;
+	return d;
+}
+
 /* A deadline from now: mostly ahead, by up to 2^36 ns; one in 8 past. */
 static u64 twt_model_deadline(struct twt_model *m)
 {
 	u64 r = twt_rand(&m->seed);
 
+	if (m->module)
+		return twt_model_deadline_far(m, r);
 	if (r % 8 == 0)
 		return m->now - (r >> 8) % (10 * TWT_MS);
 	return m->now + ((r >> 16) & (BIT_ULL(8 + (r >> 3) % 29) - 1));
+}
+
+/*
+ * What the device does between steps: the resize the index asks for,
+ * with room for @extra ids more, and @entries entries migrated.
+ */
+static void twt_model_index(struct twt_model *m, unsigned long extra,
+			    unsigned long entries)
+{
+	struct tw_index *x = m->w->idx;
+	unsigned long size = tw_index_want_size(x, extra);
+	struct tw_ent *old;
+
+	if (size) {
+		m->ops[size > x->size ? TWT_OP_GROW : TWT_OP_SHRINK]++;
+		tw_index_start_resize(x, twt_tab(m->test, size), size);
+	}
+	if (!x->old)
+		return;
+	old = tw_index_migrate(x, entries);
+	if (old)
+		kunit_kfree(m->test, old);
+}
+
+/* Room for one id more (tw_index_room()), the index resized if need be. */
+static void twt_model_room(struct twt_model *m)
+{
+	struct tw_index *x = m->w->idx;
+	unsigned int k;
+
+	for (k = 0; k < 4 && !tw_index_room(x); k++)
+		twt_model_index(m, 1, x->old ? x->old_size : 0);
+	KUNIT_ASSERT_TRUE(m->test, tw_index_room(x));
 }
 
 /* Id @i is armed now, on node @n. */
@@ -3825,6 +3908,8 @@ static struct tw_node *twt_model_unqueue(struct twt_model *m, unsigned int i)
 	for (k = 0; k < m->len && m->queue[k] != i; k++)
 		;
 	KUNIT_ASSERT_LT(m->test, k, m->len);
+	m->ops[!k ? TWT_OP_HEAD : k + 1 < m->len ? TWT_OP_MIDDLE :
+	       TWT_OP_LAST]++;
 	freed = m->qnode[k + 1];
 	memmove(&m->queue[k], &m->queue[k + 1],
 		(m->len - k - 1) * sizeof(*m->queue));
@@ -3841,6 +3926,7 @@ static void twt_model_arm(struct twt_model *m, unsigned int i)
 
 	if (m->state[i] != TWT_FREE || !m->nr_spare)
 		return;
+	twt_model_room(m);
 	n = m->spare[--m->nr_spare];
 	KUNIT_ASSERT_PTR_NE(m->test, n, m->w->tail);
 	KUNIT_ASSERT_FALSE(m->test, twt_on_queue(m->w, n));
@@ -3861,6 +3947,7 @@ static void twt_model_later(struct twt_model *m, unsigned int i)
 	if (m->state[i] != TWT_ARMED)
 		return;
 	m->deadline[i] += (r >> 8) & (BIT_ULL(r % 32) - 1);
+	m->deadline[i] = min(m->deadline[i], TWHEEL_DEADLINE_MAX);
 	twt_later(m->test, m->w, m->id[i], m->deadline[i]);
 	m->ops[TWT_OP_LATER]++;
 }
@@ -3976,6 +4063,107 @@ static void twt_model_pop(struct twt_model *m)
 }
 
 /*
+ * Read as the device does: the entries of up to 16 events from the head
+ * looked up first, then some of the events delivered (fewer when the copy
+ * to user space faults), each popped, its entry looked up again only if
+ * a removal moved it, and removed.
+ */
+static void twt_model_read(struct twt_model *m)
+{
+	struct kunit *test = m->test;
+	u64 r = twt_rand(&m->seed);
+	unsigned int k = 1 + r % 16, ok, j;
+	struct tw_ent *ent[16];
+	struct tw_node *n = m->w->head;
+
+	ok = (r >> 8) % 4 ? k : (r >> 12) % (k + 1);
+	for (j = 0; j < k && j < m->len; j++, n = n->next) {
+		KUNIT_ASSERT_PTR_EQ(test, n, m->qnode[j]);
+		ent[j] = tw_index_find(m->w->idx, n->id);
+		KUNIT_ASSERT_TRUE(test, ent[j] && ent[j]->node == n &&
+				  tw_ent_queued(ent[j]) &&
+				  tw_ent_deadline(ent[j]) <= n->expired);
+	}
+	for (ok = min(ok, j), j = 0; j < ok; j++) {
+		n = tw_wheel_pop(m->w);
+		if (ent[j]->node != n)
+			ent[j] = tw_index_find(m->w->idx, n->id);
+		twt_model_drop(m, n, ent[j]);
+	}
+	m->ops[TWT_OP_READ]++;
+}
+
+/* New random data for id @i, in node @n that holds it. */
+static void twt_model_data(struct twt_model *m, unsigned int i,
+			   struct tw_node *n)
+{
+	n->data = twt_rand(&m->seed);
+	m->data[i] = n->data;
+	m->ops[TWT_OP_DATA]++;
+}
+
+/*
+ * Give id @i, whose node is on no list and @e's, its @deadline as the
+ * device does: the event queued at once if it is due, else armed.
+ */
+static void twt_model_place(struct twt_model *m, unsigned int i,
+			    struct tw_ent *e, u64 deadline)
+{
+	struct tw_node *n = e->node;
+
+	e->deadline = deadline;
+	m->deadline[i] = deadline;
+	if (deadline > m->now) {
+		tw_wheel_add(m->w, n, deadline);
+		twt_model_armed(m, i, n);
+		return;
+	}
+	tw_wheel_expire(m->w, e, m->now);
+	KUNIT_ASSERT_PTR_EQ(m->test, e->node, m->qnode[m->len]);
+	KUNIT_ASSERT_PTR_EQ(m->test, m->w->tail, n);
+	twt_model_queued(m, i, n);
+	m->ops[TWT_OP_AT_ONCE]++;
+}
+
+/*
+ * Touch id @i as the device does: a later deadline of an armed id goes
+ * to its entry alone, with new data in its node maybe; else the id is
+ * added, or taken off the wheel or the queue, and placed.
+ */
+static void twt_model_touch(struct twt_model *m, unsigned int i)
+{
+	u64 d = twt_model_deadline(m), r = twt_rand(&m->seed);
+	struct tw_node *n;
+	struct tw_ent *e;
+
+	if (m->state[i] == TWT_ARMED && !m->eager && d >= m->deadline[i] &&
+	    d > m->now) {
+		e = twt_ent(m->test, m->w, m->id[i]);
+		e->deadline = d;
+		m->deadline[i] = d;
+		if (r & 1)
+			twt_model_data(m, i, e->node);
+		m->ops[TWT_OP_LATER]++;
+		return;
+	}
+	if (m->state[i] == TWT_FREE) {
+		twt_model_room(m);
+		n = m->spare[--m->nr_spare];
+		n->id = m->id[i];
+		e = tw_index_insert(m->w->idx, n, 0);
+		KUNIT_ASSERT_PTR_EQ(m->test, e->node, n);
+		r |= 1;
+	} else {
+		e = twt_ent(m->test, m->w, m->id[i]);
+		n = twt_model_take(m, i, e);
+	}
+	if (r & 1)
+		twt_model_data(m, i, n);
+	twt_model_place(m, i, e, d);
+	m->ops[TWT_OP_TOUCH]++;
+}
+
+/*
  * After an advance from tick @cur0: the events past the model's are new,
  * each of an armed id whose tick is reached, written into the sentinel of
  * its time, with the clock and its data, in the order of their ticks
@@ -4029,15 +4217,54 @@ static void twt_model_not_late(struct twt_model *m)
 	}
 }
 
-/* Move the clock on by a random step; advance with a random budget. */
+/*
+ * The clock moved on: by up to 2^33 ns, or for twt_queue_module() by a
+ * few ticks, up to 200, to exactly the next slot due, or by up to a
+ * random level's span (at most 2^40 ns).
+ */
+static void twt_model_clock(struct twt_model *m, u64 r)
+{
+	u64 tick = m->w->tick_ns, step = twt_rand(&m->seed), t;
+
+	if (!m->module) {
+		m->now += (r >> 16) & (BIT_ULL((r >> 4) % 34) - 1);
+		return;
+	}
+	switch ((r >> 4) % 4) {
+	case 0:
+		m->now += step % (3 * tick);
+		break;
+	case 1:
+		m->now += step % (200 * tick);
+		break;
+	case 2:
+		if (tw_wheel_next(m->w, &t) && t * tick > m->now)
+			m->now = t * tick;
+		break;
+	default:
+		m->now += step % min(twt_model_span(m, r >> 8), BIT_ULL(40));
+		break;
+	}
+}
+
+/*
+ * Move the clock on; advance with a random budget, in one call, which may
+ * leave work due, or for twt_queue_module() also in calls until none is,
+ * the index resizing between them.
+ */
 static void twt_model_advance(struct twt_model *m)
 {
 	u64 r = twt_rand(&m->seed), cur0 = m->w->cur;
 	unsigned int budget = r & 1 ? UINT_MAX : 1 + (r >> 1) % 8;
 	bool more;
 
-	m->now += (r >> 16) & (BIT_ULL((r >> 4) % 34) - 1);
+	twt_model_clock(m, r);
 	more = tw_wheel_advance(m->w, m->now, &budget);
+	while (more && m->module && (r >> 40) % 2) {
+		budget = 1 + twt_rand(&m->seed) % 50;
+		twt_model_index(m, 0, 1 + (r >> 41) % 2);
+		more = tw_wheel_advance(m->w, m->now, &budget);
+	}
 	twt_model_took(m, cur0);
 	KUNIT_EXPECT_LE(m->test, m->w->cur,
 			div64_u64(m->now, m->w->tick_ns));
@@ -4094,6 +4321,68 @@ static void twt_model_step(struct twt_model *m)
 		break;
 	default:
 		twt_model_resize(m);
+		break;
+	}
+}
+
+/* The queue drained, as an eager reader does, one in 8 times else. */
+static void twt_model_drain(struct twt_model *m, u64 r)
+{
+	if (m->eager || !(r % 8))
+		while (m->len)
+			twt_model_pop(m);
+}
+
+/*
+ * One step of twt_queue_module(), as the device takes them: the index
+ * resized as it asks and migrated a little, then on a random id (often
+ * one whose event is queued, anywhere in the queue) mostly touches (while
+ * ids go, cancels of ids present), cancels, reads and advances, now and
+ * then the other steps.
+ */
+static void twt_model_step_module(struct twt_model *m)
+{
+	u64 r = twt_rand(&m->seed);
+	unsigned int i = (r >> 8) % m->nr, k;
+
+	if (m->len && !((r >> 40) % 8))
+		i = m->queue[(r >> 44) % m->len];
+	twt_model_index(m, 1, 1 + (r >> 56) % 3);
+	if (m->drop && r % 32 < 15) {
+		for (k = 0; k < 8 && m->state[i] == TWT_FREE; k++)
+			i = twt_rand(&m->seed) % m->nr;
+		r = 12;
+	}
+	switch (r % 32) {
+	case 0 ... 11:
+		twt_model_touch(m, i);
+		break;
+	case 12 ... 14:
+		twt_model_cancel(m, i);
+		break;
+	case 15 ... 17:
+		twt_model_read(m);
+		break;
+	case 18:
+		twt_model_pop(m);
+		break;
+	case 19:
+		if (m->len)
+			i = m->queue[(r >> 44) % m->len];
+		twt_model_retouch(m, i);
+		break;
+	case 20:
+		twt_model_move(m, i);
+		break;
+	case 21:
+		twt_model_arm(m, i);
+		break;
+	case 22 ... 23:
+		twt_model_later(m, i);
+		break;
+	default:
+		twt_model_advance(m);
+		twt_model_drain(m, r >> 32);
 		break;
 	}
 }
@@ -4227,16 +4516,22 @@ static void twt_model_nodes(const struct twt_model *m)
 	kunit_kfree(m->test, seen);
 }
 
-/* Everything left expires and is popped: every node is a spare again. */
+/*
+ * Everything left expires, at the last armed deadline at the latest, and
+ * is popped: every node is a spare again.
+ */
 static void twt_model_finish(struct twt_model *m)
 {
 	struct kunit *test = m->test;
-	unsigned int k;
+	unsigned int k, i;
 
 	for (k = 0; k < 16 && m->nr_armed; k++) {
 		u64 cur0 = m->w->cur;
 
 		m->now += BIT_ULL(40);
+		for (i = 0; i < m->nr; i++)
+			if (m->state[i] == TWT_ARMED)
+				m->now = max(m->now, m->deadline[i]);
 		twt_advance(test, m->w, m->now);
 		twt_model_took(m, cur0);
 		twt_model_not_late(m);
@@ -4250,6 +4545,34 @@ static void twt_model_finish(struct twt_model *m)
 	KUNIT_EXPECT_EQ(test, m->w->idx->nr, 0UL);
 	KUNIT_EXPECT_EQ(test, m->nr_spare, m->nr);
 	KUNIT_EXPECT_PTR_EQ(test, m->w->head, m->w->tail);
+}
+
+/*
+ * The index torn down as the device's release does, ids still armed and
+ * queued: tw_index_pop() hands each of their nodes back once, and with the
+ * sentinel and the spares they are every node.
+ */
+static void twt_model_teardown(struct twt_model *m)
+{
+	struct kunit *test = m->test;
+	struct tw_index *x = m->w->idx;
+	u8 *seen = twt_zalloc(test, m->nr + 1);
+	unsigned long pos = 0, popped = 0, want = x->nr;
+	bool ok = twt_model_mark(m, seen, m->w->tail);
+	struct tw_node *n;
+	unsigned int k;
+
+	twt_model_nodes(m);
+	KUNIT_EXPECT_EQ(test, want, (unsigned long)(m->nr_armed + m->len));
+	while ((n = tw_index_pop(x, &pos))) {
+		ok &= twt_model_mark(m, seen, n);
+		KUNIT_ASSERT_LE(test, ++popped, want);
+	}
+	for (k = 0; k < m->nr_spare; k++)
+		ok &= twt_model_mark(m, seen, m->spare[k]);
+	KUNIT_EXPECT_TRUE(test, ok);
+	KUNIT_EXPECT_EQ(test, popped, want);
+	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
 }
 
 /*
@@ -4276,9 +4599,79 @@ static void twt_queue_random(struct kunit *test)
 		   m->ops[TWT_OP_DISCARD], m->ops[TWT_OP_RETOUCH],
 		   m->ops[TWT_OP_POP], m->ops[TWT_OP_ADVANCE],
 		   m->ops[TWT_OP_EXPIRED], m->ops[TWT_OP_RESIZE]);
-	for (k = 0; k < TWT_OPS; k++)
+	for (k = 0; k < TWT_OPS_RANDOM; k++)
 		KUNIT_EXPECT_GT_MSG(test, m->ops[k], 10U, "op %u", k);
 	twt_model_finish(m);
+}
+
+/* One run of twt_queue_module(): @nr ids, @steps steps from seed @seed. */
+static void twt_module_run(struct kunit *test, unsigned int nr,
+			   unsigned int steps, u64 tick, bool eager, u64 seed,
+			   unsigned int *ops)
+{
+	u64 now = twt_rand(&seed) % BIT_ULL(50);
+	struct twt_model *m = twt_model_new(test, nr, twt_rand(&seed), tick,
+					    now);
+	unsigned int step, k;
+
+	m->module = true;
+	m->eager = eager;
+	/* the index as the device's starts, at its smallest */
+	twt_index_init(m->w->idx, twt_tab(test, TW_IDX_MIN), TW_IDX_MIN);
+	/* dense ids, or random bits above bit 20 */
+	for (k = 0; k < nr; k++)
+		m->id[k] = (eager ? 0 : twt_rand(&seed) << 20) | 7 * k;
+	for (step = 0; step < steps; step++) {
+		/* ids come for a quarter of the steps, then go, twice */
+		m->drop = step / (steps / 4) % 2;
+		twt_model_step_module(m);
+		twt_model_check(m);
+	}
+	if (seed & 1)
+		twt_model_finish(m);
+	else
+		twt_model_teardown(m);
+	for (k = 0; k < TWT_OPS; k++)
+		ops[k] += m->ops[k];
+}
+
+/*
+ * twt_queue_random() with the device's steps and sizes, from a seed that
+ * follows kunit_seed: runs on each tick from TWHEEL_TICK_MIN_NS to
+ * TWHEEL_TICK_MAX_NS from any clock, with up to 500 ids, deadlines at
+ * every level's scale and at the end of time, events queued at once,
+ * touches with new data, reads as the device's, the index growing and
+ * shrinking as it asks; lazy (touches later to the entry alone) or eager
+ * (every touch arms again, every advance is read at once).  Each run
+ * ends with everything expired and read, or torn down as at release.
+ */
+static void twt_queue_module(struct kunit *test)
+{
+	static const u64 ticks[] = {
+		TWHEEL_TICK_MIN_NS, TWT_MS, 7777777, 1000 * TWT_MS,
+		TWHEEL_TICK_MAX_NS,
+	};
+	u64 seed = twt_seed(0x90d01e);
+	unsigned int ops[TWT_OPS] = {}, run, k;
+
+	for (run = 0; run < 2 * ARRAY_SIZE(ticks); run++) {
+		unsigned int nr = 100 + twt_rand(&seed) % 400;
+
+		twt_module_run(test, nr, 4000, ticks[run % ARRAY_SIZE(ticks)],
+			       run >= ARRAY_SIZE(ticks), twt_rand(&seed), ops);
+	}
+	kunit_info(test, "%u touch (%u at once, %u later, %u new data) %u arm %u move %u retouch %u cancel %u discard (%u at the head, %u in the middle, %u last)",
+		   ops[TWT_OP_TOUCH], ops[TWT_OP_AT_ONCE], ops[TWT_OP_LATER],
+		   ops[TWT_OP_DATA], ops[TWT_OP_ARM], ops[TWT_OP_MOVE],
+		   ops[TWT_OP_RETOUCH], ops[TWT_OP_CANCEL],
+		   ops[TWT_OP_DISCARD], ops[TWT_OP_HEAD], ops[TWT_OP_MIDDLE],
+		   ops[TWT_OP_LAST]);
+	kunit_info(test, "%u advance %u expired %u read %u popped; index: %u grows %u shrinks",
+		   ops[TWT_OP_ADVANCE], ops[TWT_OP_EXPIRED], ops[TWT_OP_READ],
+		   ops[TWT_OP_POP], ops[TWT_OP_GROW], ops[TWT_OP_SHRINK]);
+	for (k = 0; k < TWT_OPS; k++)
+		if (k != TWT_OP_RESIZE)
+			KUNIT_EXPECT_GT_MSG(test, ops[k], 0U, "op %u", k);
 }
 
 static struct kunit_case twt_cases[] = {
@@ -4309,6 +4702,7 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_pop_until_empty),
 	KUNIT_CASE(twt_expire_at_once),
 	KUNIT_CASE(twt_queue_random),
+	KUNIT_CASE(twt_queue_module),
 	KUNIT_CASE(twt_index_basic),
 	KUNIT_CASE(twt_index_want_size),
 	KUNIT_CASE(twt_index_home_key),
@@ -4329,8 +4723,10 @@ static int twt_suite_init(struct kunit_suite *suite)
 {
 	u64 s = kunit_seed ?: get_random_u64();
 
-	pr_info("twheel_core: KUnit index secrets from kunit_seed=%llu\n", s);
+	pr_info("twheel_core: KUnit secrets and random cases from kunit_seed=%llu\n",
+		s);
 	twt_secret_state = s;
+	twt_suite_seed = s;
 	return 0;
 }
 
