@@ -2927,6 +2927,209 @@ static void twt_index_random(struct kunit *test)
 }
 
 /*
+ * twt_index_churn(): what the device does between steps, the resize the
+ * index asks for, with room for @extra ids more (resizes[0] counts the
+ * grows, resizes[1] the shrinks), and @entries entries migrated.
+ */
+static void twt_churn_step(struct twt_ix *c, unsigned long extra,
+			   unsigned long entries, unsigned int *resizes)
+{
+	struct tw_index *x = &c->x;
+	unsigned long size = tw_index_want_size(x, extra);
+
+	if (size) {
+		resizes[size < x->size]++;
+		twt_resize(c, size);
+	}
+	if (x->old)
+		twt_migrate(c, entries);
+}
+
+/* Room for one id more (tw_index_room()), the index resized if need be. */
+static void twt_churn_room(struct twt_ix *c, unsigned int *resizes)
+{
+	unsigned int k;
+
+	for (k = 0; k < 4 && !tw_index_room(&c->x); k++)
+		twt_churn_step(c, 1, c->x.old ? c->x.old_size : 0, resizes);
+	KUNIT_ASSERT_TRUE(c->test, tw_index_room(&c->x));
+}
+
+/* nodes[@i] added if absent, else removed. */
+static void twt_churn_toggle(struct twt_ix *c, unsigned int i, u64 *seed,
+			     unsigned int *resizes)
+{
+	if (twt_in(&c->nodes[i])) {
+		twt_rm(c, i);
+		return;
+	}
+	twt_churn_room(c, resizes);
+	twt_ins(c, i, twt_rand(seed) >> 1);
+}
+
+/*
+ * One step towards @target ids: a resize if asked, a migration step, and
+ * a random id added, removed or its deadline written in place; then
+ * another one looked up.
+ */
+static void twt_churn_op(struct twt_ix *c, unsigned int target, u64 *seed,
+			 unsigned int *resizes)
+{
+	unsigned int i = twt_rand(seed) % c->nr;
+	bool add = twt_rand(seed) % c->nr < target;
+	struct tw_node *n = &c->nodes[i];
+	struct tw_ent *e;
+
+	twt_churn_step(c, 1, 1 + twt_rand(seed) % 8, resizes);
+	if (add != twt_in(n)) {
+		twt_churn_toggle(c, i, seed, resizes);
+	} else if (twt_in(n)) {
+		e = tw_index_find(&c->x, n->id);
+		KUNIT_ASSERT_TRUE(c->test, e && e->node == n);
+		e->deadline = twt_rand(seed) >> 1;
+		n->data = TWT_IN | e->deadline;
+	}
+	n = &c->nodes[twt_rand(seed) % c->nr];
+	e = tw_index_find(&c->x, n->id);
+	KUNIT_ASSERT_PTR_EQ(c->test, e ? e->node : NULL,
+			    twt_in(n) ? n : NULL);
+	if (e)
+		KUNIT_ASSERT_EQ(c->test, e->deadline, twt_want_deadline(n));
+}
+
+/*
+ * The @got entries a dump call from cursor @from listed, leaving the
+ * cursor at @cursor: each one of the test's, present, as recorded, its
+ * key above the last one listed (*@last, if *@any) and within the keys
+ * the cursor moved over.
+ */
+static void twt_churn_listed(struct twt_ix *c, const struct tw_ent *out,
+			     unsigned long got, u64 from, u64 cursor,
+			     u64 *last, bool *any)
+{
+	struct kunit *test = c->test;
+	unsigned long k;
+
+	for (k = 0; k < got; k++) {
+		const struct tw_node *n = out[k].node;
+		u64 key = tw_key(&c->x, out[k].id);
+
+		KUNIT_ASSERT_TRUE(test, n >= c->nodes && n < c->nodes + c->nr);
+		KUNIT_EXPECT_EQ(test, out[k].id, n->id);
+		KUNIT_EXPECT_TRUE(test, twt_in(n));
+		KUNIT_EXPECT_EQ(test, out[k].deadline, twt_want_deadline(n));
+		KUNIT_EXPECT_GE(test, key, tw_cursor_key(from));
+		KUNIT_EXPECT_TRUE(test, tw_cursor_passed(cursor, key));
+		if (*any)
+			KUNIT_EXPECT_LT(test, *last, key);
+		*last = key;
+		*any = true;
+		c->seen[n - c->nodes]++;
+	}
+}
+
+/*
+ * One dump with rooms of 1 to 9 entries and budgets of 1 to 64 slots a
+ * call, while nodes[0..@churn) come and go and the index resizes as the
+ * device's between calls: every call lists something or moves the cursor
+ * on; the ids present throughout are listed once, the others at most
+ * once.
+ */
+static void twt_churn_dump(struct twt_ix *c, unsigned int churn, u64 *seed,
+			   unsigned int *resizes)
+{
+	struct kunit *test = c->test;
+	u64 cursor = 0, last = 0;
+	struct tw_ent out[9];
+	bool any = false;
+	unsigned int i;
+
+	memset(c->seen, 0, c->nr);
+	while (cursor != TW_CURSOR_END) {
+		unsigned long room = 1 + twt_rand(seed) % ARRAY_SIZE(out);
+		unsigned long budget = 1 + twt_rand(seed) % 64, got;
+		u64 from = cursor;
+
+		got = tw_index_dump(&c->x, &cursor, out, room, &budget);
+		KUNIT_ASSERT_LE(test, got, room);
+		KUNIT_ASSERT_TRUE_MSG(test, tw_cursor_passed(cursor,
+							     tw_cursor_key(from)),
+				      "no progress at cursor %llx", from);
+		twt_churn_listed(c, out, got, from, cursor, &last, &any);
+		for (i = 0; i < 4; i++) {
+			twt_churn_step(c, 1, 1 + twt_rand(seed) % 8, resizes);
+			twt_churn_toggle(c, twt_rand(seed) % churn, seed,
+					 resizes);
+		}
+	}
+	for (i = 0; i < c->nr; i++) {
+		if (i < churn)
+			KUNIT_EXPECT_LE_MSG(test, c->seen[i], 1,
+					    "id %llu", c->nodes[i].id);
+		else
+			KUNIT_EXPECT_EQ_MSG(test, c->seen[i],
+					    (u8)twt_in(&c->nodes[i]),
+					    "id %llu", c->nodes[i].id);
+	}
+}
+
+/* Tear-down: every id in the index popped once, nothing else. */
+static void twt_churn_pop(struct twt_ix *c)
+{
+	unsigned long pos = 0, popped = 0, want = c->x.nr;
+	struct tw_node *n;
+
+	while ((n = tw_index_pop(&c->x, &pos))) {
+		KUNIT_ASSERT_TRUE(c->test, n >= c->nodes &&
+				  n < c->nodes + c->nr);
+		KUNIT_ASSERT_TRUE_MSG(c->test, twt_in(n), "id %llu", n->id);
+		n->data = 0;
+		KUNIT_ASSERT_LE(c->test, ++popped, want);
+	}
+	KUNIT_EXPECT_EQ(c->test, popped, want);
+	KUNIT_EXPECT_EQ(c->test, c->x.nr, 0UL);
+}
+
+/*
+ * The index as the device drives it, from a seed that follows kunit_seed:
+ * thousands of ids (sequential, strided and random) come and go towards
+ * many and then few, the index growing and shrinking as it asks and
+ * migrating a few entries a step, checked against the test's record every
+ * step (a random id looked up) and whole now and then; after each round a
+ * dump under churn, small budgets and resizes; a tear-down at the end.
+ */
+static void twt_index_churn(struct kunit *test)
+{
+	const unsigned int nr = 5000;
+	struct twt_ix *c = twt_ix(test, TW_IDX_MIN, nr);
+	unsigned int resizes[2] = {}, round, i;
+	u64 seed = twt_seed(0xc4a5);
+
+	for (i = 0; i < nr; i++)
+		c->nodes[i].id = i % 3 == 0 ? i : i % 3 == 1 ? (u64)i << 40 :
+				 twt_rand(&seed);
+	for (round = 0; round < 6; round++) {
+		unsigned int target = round % 2 ? nr / 50 :
+				      nr - nr / 10 * round;
+
+		for (i = 0; i < 8 * nr; i++) {
+			twt_churn_op(c, target, &seed, resizes);
+			if (i % 4096 == 0)
+				twt_check(c);
+		}
+		twt_check(c);
+		twt_churn_dump(c, nr / 4, &seed, resizes);
+		twt_check(c);
+		kunit_info(test, "round %u: %lu ids, %lu slots%s",
+			   round, c->x.nr, c->x.size,
+			   c->x.old ? " (resizing)" : "");
+	}
+	KUNIT_EXPECT_GT(test, resizes[0], 0U);
+	KUNIT_EXPECT_GT(test, resizes[1], 0U);
+	twt_churn_pop(c);
+}
+
+/*
  * Hash flooding: families of structured ids must probe like random ids.
  * Among them the ids whose keys were 0, 1, 2, ... under the fixed
  * multiplier of the unkeyed index (GOLDEN_RATIO_64: one home, one run for
@@ -4715,6 +4918,7 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_index_dump_budget),
 	KUNIT_CASE(twt_index_pop),
 	KUNIT_CASE(twt_index_random),
+	KUNIT_CASE(twt_index_churn),
 	KUNIT_CASE(twt_index_flooding),
 	{}
 };
