@@ -213,8 +213,9 @@ u64 tw_ticks(const struct tw_wheel *w, u64 ns);
  * Two steps are not enough: after multiply, fold, multiply, the ids i << j
  * (j >= 32) are still an arithmetic progression times a constant, and for
  * some secrets such a progression probes 4 to 22 times longer than random
- * ids; the second fold breaks the progression (selftests/core measures 57
- * families of structured ids against random ones).  tw_key_id() undoes
+ * ids; the second fold breaks the progression (the KUnit case
+ * twt_index_flooding measures 57 families of structured ids against
+ * random ones).  tw_key_id() undoes
  * it, so a test can place an id at any key.  A walk in key order
  * (tw_index_dump()) is in the order of this fd's secret; the dumped ids
  * restore on any fd.

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # The whole test run behind `make check`: installs what is missing, then
 #   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
-#   2. host: the wheel algorithm in user space under ASan/UBSan (core_test,
-#      and the KUnit suite of twheel_kunit.ko built as a program) and a
-#      fixed-length libFuzzer run of it against a model
+#   2. host: the wheel algorithm in user space under ASan/UBSan (the KUnit
+#      suite of twheel_kunit.ko built as a program) and a fixed-length
+#      libFuzzer run of it against a model
 #   3. install paths: make install/uninstall, modinfo, DKMS
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
 #      kselftests (64-bit and -m32), module lifecycle, slab baseline,
@@ -61,20 +61,11 @@ tier "lint"
 scripts/lint.sh "$kdir" | tee "$log/lint"
 add_counts "$log/lint"
 
-tier "host: wheel algorithm (user space, ASan/UBSan)"
-if make -s -C selftests/core core_test; then
-	(cd selftests/core && ./core_test) | tee "$log/core"
-	add_counts "$log/core"
-else
-	echo "not ok: selftests/core does not build"
-	fail=$((fail + 1))
-fi
-
-tier "host: KUnit suite of the wheel algorithm (user space, ASan/UBSan)"
+tier "host: wheel algorithm: its KUnit suite (user space, ASan/UBSan)"
 if make -s -C selftests/core kunit_core; then
 	t0=$(date +%s%N)
-	# a fixed secret, as core_test's fixed seed: the same run every time
-	# (the debug tier's twheel_kunit.ko draws a random one)
+	# a fixed seed, for the secrets and the random cases: the same run
+	# every time (the debug tier's twheel_kunit.ko draws a random one)
 	(cd selftests/core && TWHEEL_SEED=${TWHEEL_SEED:-0x5eed} ./kunit_core) 2>&1 |
 		tee "$log/kunit"
 	rc=${PIPESTATUS[0]}
