@@ -57,7 +57,7 @@
 /* kselftest_harness.h (6.1) has unused parameters in its own macros */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "clock.h"
+#include "twheel_test.h"
 
 #define DEV		"/dev/twheel"
 #define MS		1000000ULL

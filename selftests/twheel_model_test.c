@@ -25,8 +25,7 @@
 /* kselftest_harness.h (6.1) has unused parameters in its own macros */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "model.h"
-#include "clock.h"
+#include "twheel_test.h"
 
 #define MS		((uint64_t)1000000)
 #define SEC		((uint64_t)1000000000)

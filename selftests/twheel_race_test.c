@@ -48,7 +48,7 @@
 /* kselftest_harness.h (6.1) has unused parameters in its own macros */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "model.h"
+#include "twheel_test.h"
 
 #define DEV	"/dev/twheel"
 #define US	1000ULL

@@ -33,9 +33,8 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "clock.h"
+#include "twheel_test.h"
 #pragma GCC diagnostic pop
-#include "model.h"
 
 #define US		1000ULL
 #define MS		1000000ULL
