@@ -31,10 +31,7 @@
 /* kselftest_harness.h (6.1) has unused parameters in its own macros. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-
-#define U(x)		((__u64)(x))
-#define MS		1000000ULL
-#define SEC		1000000000ULL
+#include "twheel_test.h"
 
 /* ---- compat layout: same on i386 and x86_64 ------------------------- */
 static_assert(sizeof(struct twheel_config) == 64, "config size");
@@ -74,19 +71,6 @@ static_assert(offsetof(struct twheel_event, expired_ns) == 24, "event.expired_ns
 
 /* NULL, hidden from the compiler's nonnull checks */
 static void *volatile vnull;
-
-static __u64 now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (__u64)ts.tv_sec * SEC + (__u64)ts.tv_nsec;
-}
-
-static __u64 mono(void)
-{
-	return now_ns(CLOCK_MONOTONIC);
-}
 
 static long page_size(void)
 {
@@ -254,7 +238,7 @@ static bool all_bytes(const void *p, int c, size_t n)
 static void check_event(struct __test_metadata *_metadata,
 			const struct twheel_event *ev, clockid_t clk, bool timed)
 {
-	__u64 now = now_ns(clk);
+	__u64 now = clock_ns(clk);
 
 	ASSERT_LE(ev->deadline_ns, ev->expired_ns)
 		TH_LOG("id %" PRIu64 " expired early", (uint64_t)ev->id);
@@ -523,14 +507,14 @@ TEST(config_boottime)
 	ASSERT_EQ((__u32)CLOCK_BOOTTIME, now.clockid);
 	ASSERT_EQ(0, memcmp(&now, &c, sizeof(c)));
 
-	t0 = now_ns(CLOCK_BOOTTIME);
+	t0 = clock_ns(CLOCK_BOOTTIME);
 	ASSERT_EQ(0, arm1(fd, 1, 5 * SEC, 0, 0));
-	t1 = now_ns(CLOCK_BOOTTIME);
+	t1 = clock_ns(CLOCK_BOOTTIME);
 	ASSERT_EQ(0, query(fd, 1, &q));
 	ASSERT_LE(t0 + 5 * SEC, q.deadline_ns);
 	ASSERT_GE(t1 + 5 * SEC, q.deadline_ns);
 
-	dl = now_ns(CLOCK_BOOTTIME) + 2 * MS;
+	dl = clock_ns(CLOCK_BOOTTIME) + 2 * MS;
 	ASSERT_EQ(0, arm1(fd, 2, dl, 9, TWHEEL_ARM_ABSTIME));
 	ASSERT_EQ(0, set_nonblock(fd, 0));
 	ASSERT_EQ((ssize_t)sizeof(ev), read(fd, &ev, sizeof(ev)));
@@ -561,9 +545,9 @@ TEST(write_touch_new)
 	int fd;
 
 	OPEN_OR_SKIP(fd);
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ((ssize_t)sizeof(ids), write(fd, ids, sizeof(ids)));
-	t1 = mono();
+	t1 = now_ns();
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, query(fd, ids[i], &q));
 		ASSERT_EQ((__u32)TWHEEL_STATE_ARMED, q.state);
@@ -575,10 +559,10 @@ TEST(write_touch_new)
 	ASSERT_EQ(0, get_config(fd, &c));
 	c.timeout_ns = 4 * SEC;
 	ASSERT_EQ(0, set_config(fd, &c));
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ((ssize_t)sizeof(__u64), write(fd, &ids[0], sizeof(__u64)));
 	ASSERT_EQ((ssize_t)sizeof(__u64), write(fd, (__u64[]){ 300 }, sizeof(__u64)));
-	t1 = mono();
+	t1 = now_ns();
 	ASSERT_EQ(0, query(fd, 300, &q));
 	ASSERT_LE(t0 + 4 * SEC, q.deadline_ns);
 	ASSERT_GE(t1 + 4 * SEC, q.deadline_ns);
@@ -722,9 +706,9 @@ TEST(write_keeps_data)
 
 	OPEN_OR_SKIP(fd);
 	ASSERT_EQ(0, arm1(fd, id, 2 * SEC, 0x1234, 0));
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ(8, write(fd, &id, 8));
-	t1 = mono();
+	t1 = now_ns();
 	ASSERT_EQ(0, query(fd, id, &q));
 	ASSERT_EQ((__u32)TWHEEL_STATE_ARMED, q.state);
 	ASSERT_EQ(U(0x1234), q.data);
@@ -735,7 +719,7 @@ TEST(write_keeps_data)
 	ASSERT_EQ(8, write(fd, &id, 8));
 	ASSERT_EQ(0, query(fd, id, &q));
 	ASSERT_EQ(U(0x5678), q.data);
-	ASSERT_GE(mono() + TWHEEL_DEFAULT_TIMEOUT_NS, q.deadline_ns);
+	ASSERT_GE(now_ns() + TWHEEL_DEFAULT_TIMEOUT_NS, q.deadline_ns);
 	close(fd);
 }
 
@@ -756,7 +740,7 @@ TEST(write_expired_discards)
 	ASSERT_EQ(U(1), st.pending);
 	ASSERT_EQ(U(0), st.discarded);
 
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ(8, write(fd, &id, 8));
 	ASSERT_EQ(0, get_stats(fd, &st));
 	ASSERT_EQ(U(0), st.pending);
@@ -781,10 +765,10 @@ TEST(arm_relative_and_default)
 	int fd;
 
 	OPEN_OR_SKIP(fd);
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ(0, arm1(fd, 1, 5 * SEC, 11, 0));
 	ASSERT_EQ(0, arm1(fd, 2, 0, 22, 0));	/* 0: the fd's default */
-	t1 = mono();
+	t1 = now_ns();
 	ASSERT_EQ(0, query(fd, 1, &q));
 	ASSERT_EQ((__u32)TWHEEL_STATE_ARMED, q.state);
 	ASSERT_EQ(U(11), q.data);
@@ -798,9 +782,9 @@ TEST(arm_relative_and_default)
 	ASSERT_EQ(0, get_config(fd, &c));
 	c.timeout_ns = 7 * SEC;
 	ASSERT_EQ(0, set_config(fd, &c));
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ(0, arm1(fd, 3, 0, 33, TWHEEL_ARM_NOREPLACE));
-	t1 = mono();
+	t1 = now_ns();
 	ASSERT_EQ(0, query(fd, 3, &q));
 	ASSERT_LE(t0 + 7 * SEC, q.deadline_ns);
 	ASSERT_GE(t1 + 7 * SEC, q.deadline_ns);
@@ -819,7 +803,7 @@ TEST(arm_abstime_future)
 	int fd;
 
 	OPEN_OR_SKIP(fd);
-	dl = mono() + 10 * SEC + 12345;
+	dl = now_ns() + 10 * SEC + 12345;
 	ASSERT_EQ(0, arm1(fd, 9, dl, 99, TWHEEL_ARM_ABSTIME));
 	ASSERT_EQ(0, query(fd, 9, &q));
 	ASSERT_EQ((__u32)TWHEEL_STATE_ARMED, q.state);
@@ -841,7 +825,7 @@ TEST(arm_abstime_past)
 	int fd;
 
 	OPEN_OR_SKIP(fd);
-	dl = mono() - 1 * MS;
+	dl = now_ns() - 1 * MS;
 	ASSERT_EQ(0, arm1(fd, 4, dl, 44, TWHEEL_ARM_ABSTIME));
 	ASSERT_EQ(0, query(fd, 4, &q));
 	ASSERT_EQ((__u32)TWHEEL_STATE_EXPIRED, q.state);
@@ -1108,17 +1092,17 @@ TEST(arm_replaces)
 	OPEN_OR_SKIP(fd);
 	ASSERT_EQ(0, arm1(fd, 1, 10 * SEC, 1, 0));
 	/* later deadline, new data */
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ(0, arm1(fd, 1, 20 * SEC, 2, 0));
-	t1 = mono();
+	t1 = now_ns();
 	ASSERT_EQ(0, query(fd, 1, &q));
 	ASSERT_EQ(U(2), q.data);
 	ASSERT_LE(t0 + 20 * SEC, q.deadline_ns);
 	ASSERT_GE(t1 + 20 * SEC, q.deadline_ns);
 	/* earlier deadline, new data */
-	t0 = mono();
+	t0 = now_ns();
 	ASSERT_EQ(0, arm1(fd, 1, 5 * SEC, 3, 0));
-	t1 = mono();
+	t1 = now_ns();
 	ASSERT_EQ(0, query(fd, 1, &q));
 	ASSERT_EQ(U(3), q.data);
 	ASSERT_LE(t0 + 5 * SEC, q.deadline_ns);
@@ -1154,7 +1138,7 @@ TEST(arm_data_in_events)
 {
 	struct twheel_arm e[5];
 	struct twheel_event ev[6];
-	__u64 base = mono() - 10 * MS, done;
+	__u64 base = now_ns() - 10 * MS, done;
 	int fd, i;
 
 	OPEN_OR_SKIP(fd);
@@ -1293,7 +1277,7 @@ TEST(query_output)
 	int fd;
 
 	OPEN_OR_SKIP(fd);
-	dl = mono() + 10 * SEC;
+	dl = now_ns() + 10 * SEC;
 	ASSERT_EQ(0, arm1(fd, 12, dl, 0xabcdef, TWHEEL_ARM_ABSTIME));
 	ASSERT_EQ(0, arm_past(fd, 13, 0x1313));
 	memset(&q, 0xAA, sizeof(q));
@@ -1614,7 +1598,7 @@ TEST(dump_small)
 	bool seen[N] = { false };
 	struct twheel_dump d;
 	struct twheel_query q, q2;
-	__u64 cursor = 0, now = mono(), done;
+	__u64 cursor = 0, now = now_ns(), done;
 	unsigned int total = 0, calls = 0, i, k;
 	int fd, fd2;
 

@@ -22,6 +22,7 @@
 /* kselftest_harness.h (6.1) has unused parameters in its own macros */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+#include "twheel_test.h"
 
 #define TRACING "/sys/kernel/tracing"
 

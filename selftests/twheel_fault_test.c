@@ -59,12 +59,8 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-#define DEV		"/dev/twheel"
-#define MS		1000000ULL
-#define SEC		1000000000ULL
 #define HOUR		(3600ULL * SEC)
 #define DBG		"/sys/kernel/debug"
-#define EVSZ		sizeof(struct twheel_event)
 #define ARMSZ		sizeof(struct twheel_arm)
 
 #define OPEN_OR_SKIP(fd) do {						\

@@ -29,8 +29,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-#define MS	1000000ULL
-
 #define OPEN_OR_SKIP(fd) do {						\
 	(fd) = open("/dev/twheel", O_RDWR | O_CLOEXEC);			\
 	if ((fd) < 0 && errno == ENOENT)				\

@@ -27,9 +27,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-#define MS		((uint64_t)1000000)
-#define SEC		((uint64_t)1000000000)
-
 /* ------------------------------------------------------------ helpers */
 
 /* Returns 0 or -errno; *done gets batch.done. */

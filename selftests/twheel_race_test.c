@@ -50,27 +50,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-#define DEV	"/dev/twheel"
-#define US	1000ULL
-#define MS	1000000ULL
-#define SEC	1000000000ULL
-#define EVSZ	sizeof(struct twheel_event)
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = ns / SEC, .tv_nsec = ns % SEC };
-
-	nanosleep(&ts, NULL);
-}
-
 static int ioc(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
@@ -128,10 +107,10 @@ static long sysfs_long(const char *name)
 /* The module-wide fd count returns to @want (closes may finish late). */
 static bool fds_settle(long want)
 {
-	uint64_t t0 = mono();
+	uint64_t t0 = now_ns();
 
 	while (sysfs_long("fds") != want) {
-		if (mono() - t0 > 5 * SEC)
+		if (now_ns() - t0 > 5 * SEC)
 			return false;
 		usleep(1000);
 	}
@@ -140,8 +119,7 @@ static bool fds_settle(long want)
 
 static uint64_t seed(struct __test_metadata *_metadata)
 {
-	const char *s = getenv("TWHEEL_SEED");
-	uint64_t v = s ? strtoull(s, NULL, 0) : mono() ^ ((uint64_t)getpid() << 32);
+	uint64_t v = time_seed();
 
 	TH_LOG("seed %#" PRIx64 " (set TWHEEL_SEED to repeat)", v);
 	return v;
@@ -248,7 +226,7 @@ static void *firing_loop(void *arg)
 	struct twheel_arm a[8];
 	struct twheel_event ev[8];
 
-	while (mono() < f->until && f->iters < 20000) {
+	while (now_ns() < f->until && f->iters < 20000) {
 		int fd = open(DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK), i, n;
 		uint64_t tick = rng_pct(&f->r, 50) ? TWHEEL_TICK_MIN_NS : 1 * MS;
 		ssize_t r;
@@ -289,7 +267,7 @@ TEST_F_TIMEOUT(race, close_while_firing, 120)
 {
 	struct firing f[2];
 	pthread_t th;
-	uint64_t s, t0 = mono();
+	uint64_t s, t0 = now_ns();
 	int fd;
 
 	OPEN_OR_SKIP(fd, 0);
@@ -304,7 +282,7 @@ TEST_F_TIMEOUT(race, close_while_firing, 120)
 	firing_loop(&f[0]);
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	TH_LOG("%lu open/arm/close cycles in %.1f s, %lu events read before close",
-	       f[0].iters + f[1].iters, (mono() - t0) / 1e9, f[0].events + f[1].events);
+	       f[0].iters + f[1].iters, (now_ns() - t0) / 1e9, f[0].events + f[1].events);
 	EXPECT_EQ(0UL, f[0].errors + f[1].errors);
 	EXPECT_LT(50UL, f[0].iters + f[1].iters);
 	EXPECT_TRUE(fds_settle(self->fds0));
@@ -450,11 +428,11 @@ static const char *blocked_round(struct __test_metadata *_metadata,
 	w->started = 0;
 	w->ret = -2;
 	sem_post(&w->go);
-	t0 = mono();
+	t0 = now_ns();
 	if (rng_pct(r, 60)) {		/* close while it surely sleeps */
 		while (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE) ||
 		       !thread_sleeping(w->tid)) {
-			if (mono() - t0 > 200 * MS)
+			if (now_ns() - t0 > 200 * MS)
 				break;
 			sched_yield();
 		}
@@ -478,8 +456,8 @@ static const char *blocked_round(struct __test_metadata *_metadata,
 		sleep_ns(rng_range(r, 0, 1 * MS));
 		pthread_kill(w->thread, SIGUSR1);
 	}
-	for (t0 = mono(); sem_wait_ns(&w->done, kick ? 2 * MS : 100 * MS); ) {
-		if (mono() - t0 > 10 * SEC) {
+	for (t0 = now_ns(); sem_wait_ns(&w->done, kick ? 2 * MS : 100 * MS); ) {
+		if (now_ns() - t0 > 10 * SEC) {
 			TH_LOG("kind %d scenario %d: the waiter never returned", kind, sc);
 			return "hang";
 		}
@@ -542,7 +520,7 @@ static void *driver_fn(void *arg)
 {
 	struct driver *d = arg;
 
-	while (mono() < d->until && d->rounds < 5000 && !*d->res) {
+	while (now_ns() < d->until && d->rounds < 5000 && !*d->res) {
 		int sc = rng_next(&d->r) % (d->w.kind == W_EPOLL ? 3 : 2);
 
 		d->res = blocked_round(d->md, &d->r, &d->w, sc, d->outcome);
@@ -558,7 +536,7 @@ static void *driver_fn(void *arg)
 
 static void blocked_close(struct __test_metadata *_metadata, int kind, long fds0)
 {
-	uint64_t t0 = mono(), s;
+	uint64_t t0 = now_ns(), s;
 	unsigned long outcome[4] = { 0 }, rounds = 0;
 	static struct driver d[NDRV];
 	pthread_t th[NDRV];
@@ -590,7 +568,7 @@ static void blocked_close(struct __test_metadata *_metadata, int kind, long fds0
 			outcome[o] += d[k].outcome[o];
 	}
 	TH_LOG("%lu rounds in %.1f s: %lu events, %lu EINTR, %lu EBADF/POLLNVAL",
-	       rounds, (mono() - t0) / 1e9, outcome[1], outcome[2], outcome[3]);
+	       rounds, (now_ns() - t0) / 1e9, outcome[1], outcome[2], outcome[3]);
 	EXPECT_LT(20UL, rounds);
 	EXPECT_TRUE(fds_settle(fds0));
 }
@@ -639,7 +617,7 @@ static int churn_child(int fd, uint64_t s, uint64_t base)
 		n = read(d, ev, sizeof(ev));
 		if (n < 0 && errno != EAGAIN)
 			return 14;
-		now = mono();
+		now = now_ns();
 		for (j = 0; n > 0 && j < (uint64_t)n / EVSZ; j++)
 			if (ev[j].expired_ns < ev[j].deadline_ns || now < ev[j].deadline_ns)
 				return 15;
@@ -657,14 +635,14 @@ static int churn_child(int fd, uint64_t s, uint64_t base)
 
 TEST_F_TIMEOUT(race, fork_dup_churn, 120)
 {
-	uint64_t t0 = mono(), until = t0 + 8 * SEC;
+	uint64_t t0 = now_ns(), until = t0 + 8 * SEC;
 	struct rng r = { seed(_metadata) };
 	unsigned long rounds = 0, children = 0, reopen = 0;
 	uint64_t id;
 	int fd, i;
 
 	OPEN_OR_SKIP(fd, O_NONBLOCK);
-	while (mono() < until && rounds < 2000) {
+	while (now_ns() < until && rounds < 2000) {
 		pid_t pid[3];
 		int nc = 1 + rng_next(&r) % 3, d1, d2, st;
 
@@ -692,10 +670,10 @@ TEST_F_TIMEOUT(race, fork_dup_churn, 120)
 		}
 		close(d2);
 		for (i = 0; i < nc; i++) {
-			uint64_t tw = mono();
+			uint64_t tw = now_ns();
 
 			while (waitpid(pid[i], &st, WNOHANG) == 0) {
-				ASSERT_GT(30 * SEC, mono() - tw) TH_LOG("child hangs");
+				ASSERT_GT(30 * SEC, now_ns() - tw) TH_LOG("child hangs");
 				usleep(200);
 			}
 			ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
@@ -706,7 +684,7 @@ TEST_F_TIMEOUT(race, fork_dup_churn, 120)
 	}
 	close(fd);
 	TH_LOG("%lu rounds, %lu children, %lu reopens in %.1f s", rounds,
-	       children, reopen, (mono() - t0) / 1e9);
+	       children, reopen, (now_ns() - t0) / 1e9);
 	EXPECT_LE(2UL, rounds);
 	EXPECT_TRUE(fds_settle(self->fds0));
 }
@@ -816,7 +794,7 @@ static bool s_read(struct sthread *s)
 {
 	struct twheel_event ev[16];
 	ssize_t r = read(s->fd, ev, sizeof(ev));
-	uint64_t now = mono();
+	uint64_t now = now_ns();
 	int i, j;
 
 	if (r < 0 && errno == EAGAIN)
@@ -844,9 +822,9 @@ static bool s_write(struct sthread *s)
 
 	for (i = 0; i < k; i++)
 		ids[i] = SID(s->t, (j0 + i) % RIDS);
-	t0 = mono();
+	t0 = now_ns();
 	r = write(s->fd, ids, k * 8);
-	t1 = mono();
+	t1 = now_ns();
 	if (r != k * 8)
 		SFAIL("write %zd of %d: %s", r, k * 8, strerror(errno));
 	for (i = 0; i < k; i++) {
@@ -863,7 +841,7 @@ static bool s_arm(struct sthread *s)
 {
 	struct twheel_arm e[8];
 	struct twheel_batch b;
-	uint64_t now = mono(), t0, t1, done;
+	uint64_t now = now_ns(), t0, t1, done;
 	int k = 1 + rng_next(&s->r) % 8, j0 = rng_next(&s->r) % RIDS, i, ret;
 
 	memset(e, 0, sizeof(e));
@@ -884,9 +862,9 @@ static bool s_arm(struct sthread *s)
 	memset(&b, 0, sizeof(b));
 	b.ptr = (uint64_t)(uintptr_t)e;
 	b.count = k;
-	t0 = mono();
+	t0 = now_ns();
 	ret = ioc(s->fd, TWHEEL_IOC_ARM, &b);
-	t1 = mono();
+	t1 = now_ns();
 	done = b.done;
 	if (ret && (ret != -EEXIST || done >= (uint64_t)k ||
 		    !(e[done].flags & TWHEEL_ARM_NOREPLACE)))
@@ -936,7 +914,7 @@ static bool s_query(struct sthread *s)
 	memset(&q, 0, sizeof(q));
 	q.id = SID(s->t, j);
 	ret = ioc(s->fd, TWHEEL_IOC_QUERY, &q);
-	now = mono();
+	now = now_ns();
 	if (ret == -ENOENT) {
 		if (a && a->kind != A_CANCEL && now < a->lo)
 			SFAIL("id %#" PRIx64 " gone before its deadline", (uint64_t)q.id);
@@ -1025,7 +1003,7 @@ static void *stress_fn(void *arg)
 	struct sthread *s = arg;
 	bool ok = true;
 
-	while (ok && mono() < s->until) {
+	while (ok && now_ns() < s->until) {
 		unsigned int x = rng_next(&s->r) % 100, op = 0;
 
 		while (x >= s_weight[op])
@@ -1192,7 +1170,7 @@ TEST_F_TIMEOUT(race, exactly_once_8_threads, 180)
 	struct twheel_stats st;
 	struct twheel_event ev[64];
 	pthread_t th[NTH];
-	uint64_t sd, t0 = mono(), touches = 0, arms = 0, cancels = 0, events = 0;
+	uint64_t sd, t0 = now_ns(), touches = 0, arms = 0, cancels = 0, events = 0;
 	uint64_t ops[8] = { 0 }, finals = 0;
 	int fd, t, j, i;
 	ssize_t r;
@@ -1217,7 +1195,7 @@ TEST_F_TIMEOUT(race, exactly_once_8_threads, 180)
 	/* drain: every deadline is at most STO away */
 	do {
 		ASSERT_EQ(0, ioc(fd, TWHEEL_IOC_GET_STATS, &st));
-		ASSERT_GT(30 * SEC, mono() - t0) TH_LOG("%" PRIu64 " ids stay armed",
+		ASSERT_GT(30 * SEC, now_ns() - t0) TH_LOG("%" PRIu64 " ids stay armed",
 							(uint64_t)st.armed);
 		r = read(fd, ev, sizeof(ev));
 		for (i = 0; r > 0 && i < r / (ssize_t)EVSZ; i++) {
@@ -1242,7 +1220,7 @@ TEST_F_TIMEOUT(race, exactly_once_8_threads, 180)
 	TH_LOG("ops: %" PRIu64 " write, %" PRIu64 " ARM, %" PRIu64 " CANCEL, %" PRIu64
 	       " QUERY, %" PRIu64 " read, %" PRIu64 " DUMP, %" PRIu64 " GET_STATS, %"
 	       PRIu64 " poll in %.1f s", ops[0], ops[1], ops[2], ops[3], ops[4],
-	       ops[5], ops[6], ops[7], (mono() - t0) / 1e9);
+	       ops[5], ops[6], ops[7], (now_ns() - t0) / 1e9);
 	TH_LOG("%" PRIu64 " events (%zu at the drain), %" PRIu64 " discarded, %"
 	       PRIu64 " timer fires, late max %" PRIu64 " us", events, drain.n,
 	       (uint64_t)st.discarded, (uint64_t)st.timer_fires,

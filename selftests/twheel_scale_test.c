@@ -33,9 +33,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-#define MS		((uint64_t)1000000)
-#define SEC		((uint64_t)1000000000)
-
 /*
  * 1,000,000 ids; TWHEEL_SCALE_IDS sets fewer (the debug kernel's run, where
  * KASAN and lockdep make every operation an order of magnitude dearer).

@@ -19,38 +19,85 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <linux/twheel.h>
 
-#define TW_TEST_SEC		1000000000ULL
+#define US		((uint64_t)1000)
+#define MS		((uint64_t)1000000)
+#define SEC		((uint64_t)1000000000)
+
+/* printf argument for %llu / %llx, the same on 32 and 64 bits */
+#define U(x)		((unsigned long long)(x))
+
+#define DEV		"/dev/twheel"
+#define EVSZ		sizeof(struct twheel_event)
+
 /* the seed of every randomised test unless TWHEEL_SEED is set */
 #define TW_TEST_DEFAULT_SEED	0x7477686565ULL
 
-static inline uint64_t now_ns(void)
+/* ---- clocks ----------------------------------------------------------- */
+
+static inline uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TW_TEST_SEC + (uint64_t)ts.tv_nsec;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC, the wheel's default clock */
+static inline uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Sleeps @ns, resumed after a signal handler until the whole time passed. */
+static inline void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / SEC),
+		.tv_nsec = (long)(ns % SEC),
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }
 
 static inline void sleep_until(uint64_t t)
 {
 	struct timespec ts = {
-		.tv_sec = (time_t)(t / TW_TEST_SEC),
-		.tv_nsec = (long)(t % TW_TEST_SEC),
+		.tv_sec = (time_t)(t / SEC),
+		.tv_nsec = (long)(t % SEC),
 	};
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
 
-static inline uint64_t get_seed(void)
+/* ---- seeds ------------------------------------------------------------ */
+
+/* TWHEEL_SEED if set and not empty, else @dflt */
+static inline uint64_t seed_or(uint64_t dflt)
 {
 	const char *s = getenv("TWHEEL_SEED");
 
-	return (s && *s) ? strtoull(s, NULL, 0) : TW_TEST_DEFAULT_SEED;
+	return (s && *s) ? strtoull(s, NULL, 0) : dflt;
 }
+
+/* TWHEEL_SEED, else the same seed every run */
+static inline uint64_t get_seed(void)
+{
+	return seed_or(TW_TEST_DEFAULT_SEED);
+}
+
+/* TWHEEL_SEED, else one from the clock and the pid: another every run */
+static inline uint64_t time_seed(void)
+{
+	return seed_or(now_ns() ^ ((uint64_t)getpid() << 32));
+}
+
+/* ---- configuration ---------------------------------------------------- */
 
 /* The fd's default timeout; 0 or -errno. */
 static inline int set_timeout(int fd, uint64_t timeout_ns)

@@ -31,22 +31,13 @@
 /* kselftest_harness.h (6.1) has unused parameters in its own macros. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+#include "twheel_test.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080
 #endif
 
-#define MS	1000000ULL
-#define SEC	1000000000ULL
 #define OFFSET_S	1000	/* a namespace 1000 s ahead of the host */
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Prepare a new time namespace for the children to come, @off_s seconds

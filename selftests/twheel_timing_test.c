@@ -36,36 +36,10 @@
 #include "twheel_test.h"
 #pragma GCC diagnostic pop
 
-#define US		1000ULL
-#define MS		1000000ULL
-#define SEC		1000000000ULL
 #define TICK_DEFAULT	TWHEEL_DEFAULT_TICK_NS
 #define LATE_SANITY_NS	(30 * SEC)	/* a busy host stalls a TCG guest for seconds */
 
-/* printf argument for %llu / %llx, the same on 32 and 64 bits */
-#define U(x)		((unsigned long long)(x))
-
 /* ------------------------------------------------------------- helpers */
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(ns / SEC),
-		.tv_nsec = (long)(ns % SEC),
-	};
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static uint64_t test_seed(void)
-{
-	const char *s = getenv("TWHEEL_SEED");
-
-	if (s && *s)
-		return strtoull(s, NULL, 0);
-	return now_ns() ^ ((uint64_t)getpid() << 32);
-}
 
 static double ms_of(uint64_t ns)
 {
@@ -346,7 +320,7 @@ TEST_F_TIMEOUT(tw, ordering, 60)
 {
 	enum { N = 2000, BUF = 256 };
 	const uint64_t step = 150 * US;	/* N * step = 300 ms */
-	struct rng r = { .s = test_seed() };
+	struct rng r = { .s = time_seed() };
 	uint64_t seed = r.s, *ids, *dl, *late, *seen, base, t0, t1, done;
 	uint64_t maxprev = 0, exempt = 0, inversions = 0, maxinv = 0, lastdl = 0;
 	struct twheel_event *ev;
@@ -451,7 +425,7 @@ TEST_F_TIMEOUT(tw, level_horizons, 75)
 	};
 	enum { NMAX = 128 };
 	const uint64_t tick = TWHEEL_TICK_MIN_NS;
-	struct rng r = { .s = test_seed() };
+	struct rng r = { .s = time_seed() };
 	uint64_t seed = r.s, now, nt, t1, done, *late[G_NR], past = 0, maxdl = 0;
 	struct twheel_arm e[NMAX];
 	struct want w[NMAX];
@@ -1172,7 +1146,7 @@ static int cmp_id_dl(const void *a, const void *b)
 
 TEST_F_TIMEOUT(tw, threads_one_fd, 60)
 {
-	struct th_shared s = { .fd = self->fd, .seed = test_seed() };
+	struct th_shared s = { .fd = self->fd, .seed = time_seed() };
 	struct th_worker wk[TH_WORKERS];
 	pthread_t tw[TH_WORKERS], tr;
 	struct twheel_event *sorted;
@@ -1306,7 +1280,7 @@ static void *cwd_poll_fn(void *p)
 TEST_F_TIMEOUT(tw, close_while_due, 120)
 {
 	enum { ITERS = 300, NMAX = 2000 };
-	struct rng r = { .s = test_seed() };
+	struct rng r = { .s = time_seed() };
 	uint64_t seed = r.s, ids_total = 0, t0 = now_ns(), done;
 	unsigned int it, modes[4] = { 0 };
 	struct twheel_arm *e;
