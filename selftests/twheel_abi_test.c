@@ -62,13 +62,6 @@ static_assert(offsetof(struct twheel_event, expired_ns) == 24, "event.expired_ns
 
 /* ---- helpers --------------------------------------------------------- */
 
-#define OPEN_OR_SKIP(fd) do {						\
-	(fd) = open("/dev/twheel", O_RDWR | O_CLOEXEC);			\
-	if ((fd) < 0 && errno == ENOENT)				\
-		SKIP(return, "/dev/twheel not present (module not loaded)"); \
-	ASSERT_LE(0, (fd)) TH_LOG("open /dev/twheel: %s", strerror(errno)); \
-} while (0)
-
 /* NULL, hidden from the compiler's nonnull checks */
 static void *volatile vnull;
 
@@ -294,7 +287,7 @@ TEST(config_defaults)
 	struct twheel_config c;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &c));
 	ASSERT_EQ(TWHEEL_DEFAULT_TICK_NS, c.tick_ns);
 	ASSERT_EQ(TWHEEL_DEFAULT_TIMEOUT_NS, c.timeout_ns);
@@ -360,7 +353,7 @@ TEST(config_einval)
 	unsigned int i, pass;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &base));
 	/* a non-default base so "unchanged" means something */
 	base.tick_ns = 2 * MS;
@@ -389,7 +382,7 @@ TEST(config_edges)
 	struct twheel_config base, c, now;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &base));
 	c = base;
 	c.tick_ns = TWHEEL_TICK_MIN_NS;
@@ -417,7 +410,7 @@ TEST(config_ebusy_armed)
 	__u64 ids[3] = { 1, 2, 3 };
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &base));
 	ASSERT_EQ((ssize_t)sizeof(ids), write(fd, ids, sizeof(ids)));
 
@@ -459,7 +452,7 @@ TEST(config_ebusy_expired_only)
 	struct twheel_event ev[4];
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &base));
 	ASSERT_EQ(0, arm_past(fd, 10, 0));
 	ASSERT_EQ(0, arm_past(fd, 11, 0));
@@ -499,7 +492,7 @@ TEST(config_boottime)
 	__u64 t0, t1, dl;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &c));
 	c.clockid = CLOCK_BOOTTIME;
 	ASSERT_EQ(0, set_config(fd, &c));
@@ -544,7 +537,7 @@ TEST(write_touch_new)
 	unsigned int i;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	t0 = now_ns();
 	ASSERT_EQ((ssize_t)sizeof(ids), write(fd, ids, sizeof(ids)));
 	t1 = now_ns();
@@ -583,7 +576,7 @@ TEST(write_len_zero_and_misaligned)
 	struct twheel_stats st;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, write(fd, ids, 0));
 	ASSERT_EQ(-EINVAL, wr(fd, ids, 12));
 	ASSERT_EQ(-EINVAL, wr(fd, ids, 7));
@@ -602,7 +595,7 @@ TEST(write_efault)
 	void *bad = unmapped_page();
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_NE(NULL, bad);
 	ASSERT_EQ(-EFAULT, wr(fd, bad, 16));
 	ASSERT_EQ(-EFAULT, wr(fd, vnull, 8));
@@ -620,7 +613,7 @@ TEST(write_enospc)
 	unsigned int i;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &c));
 	c.max_ids = 10;
 	ASSERT_EQ(0, set_config(fd, &c));
@@ -665,7 +658,7 @@ static void partial_write(struct __test_metadata *_metadata, unsigned int before
 	unsigned int i;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_NE(NULL, page);
 	ids = (__u64 *)(page + ps) - before;
 	for (i = 0; i < before; i++)
@@ -704,7 +697,7 @@ TEST(write_keeps_data)
 	__u64 id = 77, t0, t1;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, arm1(fd, id, 2 * SEC, 0x1234, 0));
 	t0 = now_ns();
 	ASSERT_EQ(8, write(fd, &id, 8));
@@ -732,7 +725,7 @@ TEST(write_expired_discards)
 	__u64 id = 5, t0;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, arm_past(fd, id, 7));
 	ASSERT_EQ(0, query(fd, id, &q));
 	ASSERT_EQ((__u32)TWHEEL_STATE_EXPIRED, q.state);
@@ -764,7 +757,7 @@ TEST(arm_relative_and_default)
 	__u64 t0, t1;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	t0 = now_ns();
 	ASSERT_EQ(0, arm1(fd, 1, 5 * SEC, 11, 0));
 	ASSERT_EQ(0, arm1(fd, 2, 0, 22, 0));	/* 0: the fd's default */
@@ -802,7 +795,7 @@ TEST(arm_abstime_future)
 	__u64 dl;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	dl = now_ns() + 10 * SEC + 12345;
 	ASSERT_EQ(0, arm1(fd, 9, dl, 99, TWHEEL_ARM_ABSTIME));
 	ASSERT_EQ(0, query(fd, 9, &q));
@@ -824,7 +817,7 @@ TEST(arm_abstime_past)
 	__u64 dl;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	dl = now_ns() - 1 * MS;
 	ASSERT_EQ(0, arm1(fd, 4, dl, 44, TWHEEL_ARM_ABSTIME));
 	ASSERT_EQ(0, query(fd, 4, &q));
@@ -854,7 +847,7 @@ TEST(arm_noreplace)
 	};
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	/* absent: fine */
 	ASSERT_EQ(0, arm1(fd, 1, 20 * SEC, 1, TWHEEL_ARM_NOREPLACE));
 	ASSERT_EQ(0, query(fd, 1, &q));
@@ -896,7 +889,7 @@ static void arm_bad_entry(struct __test_metadata *_metadata, unsigned int bad,
 	unsigned int i;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	memset(e, 0, sizeof(e));
 	for (i = 0; i < 3; i++) {
 		e[i].id = 500 + i;
@@ -943,7 +936,7 @@ TEST(arm_relative_saturates)
 	struct twheel_query q;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, arm1(fd, 1, TWHEEL_DEADLINE_MAX, 0, 0));
 	ASSERT_EQ(0, query(fd, 1, &q));
 	ASSERT_EQ(TWHEEL_DEADLINE_MAX, q.deadline_ns);
@@ -971,7 +964,7 @@ TEST(arm_batch_flags_reserved)
 	unsigned int i;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	for (i = 0; i < 6; i++) {
 		batch_init(&b, &e, 1);
 		if (i < 2)
@@ -999,7 +992,7 @@ TEST(arm_count_edges)
 	struct twheel_batch b;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	/* count 0: nothing to do, even with a NULL ptr */
 	batch_init(&b, NULL, 0);
 	b.done = 77;
@@ -1037,7 +1030,7 @@ TEST(arm_count_huge_efault)
 	__u64 done;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_NE(NULL, page);
 	for (i = 0; i < n; i++) {
 		e[i] = (struct twheel_arm){
@@ -1066,7 +1059,7 @@ TEST(arm_partial_fault_small)
 	unsigned int i;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_NE(NULL, page);
 	e = (struct twheel_arm *)(page + ps) - 3;
 	for (i = 0; i < 3; i++)
@@ -1089,7 +1082,7 @@ TEST(arm_replaces)
 	__u64 t0, t1;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, arm1(fd, 1, 10 * SEC, 1, 0));
 	/* later deadline, new data */
 	t0 = now_ns();
@@ -1141,7 +1134,7 @@ TEST(arm_data_in_events)
 	__u64 base = now_ns() - 10 * MS, done;
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	for (i = 0; i < 5; i++) {
 		e[i] = (struct twheel_arm){
 			.id = 40 + i, .timeout_ns = base + i * 1000,
@@ -1177,7 +1170,7 @@ TEST(cancel_basic)
 	struct twheel_query q;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, arm1(fd, 1, 10 * SEC, 0, 0));	/* armed */
 	ASSERT_EQ(0, arm1(fd, 2, 10 * SEC, 0, 0));	/* armed, kept */
 	ASSERT_EQ(0, arm_past(fd, 3, 0));		/* expired */
@@ -1212,7 +1205,7 @@ TEST(cancel_errors)
 	unsigned int i;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(8, write(fd, ids, 8));
 	for (i = 0; i < 5; i++) {
 		batch_init(&b, ids, 1);
@@ -1253,7 +1246,7 @@ TEST(query_errors)
 	struct twheel_query q;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(-ENOENT, query(fd, 1, &q));
 	ASSERT_EQ(-ENOENT, query(fd, 0, &q));
 	ASSERT_EQ(-ENOENT, query(fd, UINT64_MAX, &q));
@@ -1276,7 +1269,7 @@ TEST(query_output)
 	__u64 dl;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	dl = now_ns() + 10 * SEC;
 	ASSERT_EQ(0, arm1(fd, 12, dl, 0xabcdef, TWHEEL_ARM_ABSTIME));
 	ASSERT_EQ(0, arm_past(fd, 13, 0x1313));
@@ -1317,7 +1310,7 @@ TEST(data_costs_no_memory)
 	struct twheel_event ev[6];
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_stats(fd, &st));
 	mem0 = st.mem_bytes;
 	ASSERT_EQ(32, write(fd, ids, 32));
@@ -1429,7 +1422,7 @@ TEST(stats_counters)
 	__u64 ids[3] = { 1, 2, 3 }, mem0;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_stats(fd, &st));
 	ASSERT_EQ(U(0), st.armed);
 	ASSERT_EQ(U(0), st.pending);
@@ -1526,7 +1519,7 @@ TEST(stats_late_max_wheel_only)
 	struct pollfd p;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, arm_past(fd, 1, 0));
 	ASSERT_EQ(1, read_events(fd, &ev, 1));
 	ASSERT_LT(U(1000) * MS, ev.expired_ns - ev.deadline_ns);
@@ -1549,7 +1542,7 @@ TEST(dump_errors)
 	struct twheel_dump d;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, arm1(fd, 1, 10 * SEC, 0, 0));
 	ASSERT_EQ(0, arm_past(fd, 2, 0));
 	dump_init(&d, out, 0);
@@ -1602,7 +1595,7 @@ TEST(dump_small)
 	unsigned int total = 0, calls = 0, i, k;
 	int fd, fd2;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	/* empty fd: done 0 at once */
 	memset(out, 0xAA, sizeof(out));
 	dump_init(&d, out, ROOM);
@@ -1653,7 +1646,7 @@ TEST(dump_small)
 	ASSERT_EQ(TWHEEL_STATE_ARMED, state_of(fd, ids[3]));
 
 	/* feeding the dump to ARM on a new fd recreates it */
-	fd2 = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	fd2 = open_wheel(0);
 	ASSERT_LE(0, fd2);
 	dump_init(&d, all, N + 1);
 	ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_DUMP, &d));
@@ -1692,7 +1685,7 @@ TEST(read_einval_small)
 	struct twheel_stats st;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(-EINVAL, rd(fd, &ev, 31));	/* empty, blocking */
 	ASSERT_EQ(0, queue_events(fd, 1, 1));
 	ASSERT_EQ(-EINVAL, rd(fd, &ev, 1));
@@ -1709,7 +1702,7 @@ TEST(read_eagain)
 	struct twheel_event ev;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(-EAGAIN, read_events(fd, &ev, 1));
 	ASSERT_EQ(0, arm1(fd, 1, 10 * SEC, 0, 0));	/* armed is not ready */
 	ASSERT_EQ(-EAGAIN, read_events(fd, &ev, 1));
@@ -1751,7 +1744,7 @@ TEST(read_eintr)
 	struct twheel_event ev;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, fire_in(30, 0));
 	ASSERT_EQ(-EINTR, rd(fd, &ev, sizeof(ev)));
 	ASSERT_EQ(0, fire_in(0, 0));
@@ -1779,7 +1772,7 @@ TEST(read_whole_records)
 	struct twheel_event ev;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, queue_events(fd, 1, 4));
 	/* 40 bytes: exactly one record */
 	memset(buf, 0xAA, sizeof(buf));
@@ -1811,7 +1804,7 @@ TEST(read_efault_keeps_events)
 	void *bad = unmapped_page();
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_NE(NULL, bad);
 	ASSERT_EQ(0, queue_events(fd, 1, 5));
 	ASSERT_EQ(-EFAULT, rd(fd, bad, 4 * 32));
@@ -1838,7 +1831,7 @@ TEST(read_partial_mapped)
 	struct twheel_event *buf, ev[N];
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_NE(NULL, page);
 	ASSERT_EQ(0, queue_events(fd, 1, N));
 	buf = (struct twheel_event *)(page + ps) - K;
@@ -1867,7 +1860,7 @@ TEST(poll_and_epoll)
 	struct twheel_event ev;
 	int fd, ep_io, ep_in;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ep_io = epoll_create1(EPOLL_CLOEXEC);
 	ep_in = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_LE(0, ep_io);
@@ -1921,7 +1914,7 @@ TEST(ioctl_enotty)
 	__u64 buf[32] = { 0 };
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(-ENOTTY, ioc(fd, _IO(TWHEEL_IOC_MAGIC, 0x7f), NULL));
 	ASSERT_EQ(-ENOTTY, ioc(fd, _IOR('T', 1, int), buf));
 	ASSERT_EQ(-ENOTTY, ioc(fd, _IOWR(TWHEEL_IOC_MAGIC, 0x02, __u32), buf));
@@ -1996,7 +1989,7 @@ TEST(fdinfo_matches)
 	__u64 v[NKEYS], w[NKEYS], ids[3] = { 1, 2, 3 };
 	int fd, fd2;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, get_config(fd, &c));
 	c.tick_ns = 2 * MS;
 	c.timeout_ns = 12345678900ULL;
@@ -2032,7 +2025,7 @@ TEST(fdinfo_matches)
 	ASSERT_GE(s2.late_max_ns, v[14]);
 	ASSERT_EQ(s1.mem_bytes, v[15]);
 	/* a wheel id: non-zero, another for another open */
-	fd2 = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	fd2 = open_wheel(0);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ((int)NKEYS, read_fdinfo(fd2, w));
 	EXPECT_NE(U(0), v[16]);
@@ -2064,8 +2057,8 @@ TEST(fds_independent)
 	__u64 done;
 	int fd1, fd2;
 
-	OPEN_OR_SKIP(fd1);
-	fd2 = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	OPEN_OR_SKIP(fd1, 0);
+	fd2 = open_wheel(0);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(8, write(fd1, (__u64[]){ 5 }, 8));
 	ASSERT_EQ(0, arm_past(fd1, 6, 66));

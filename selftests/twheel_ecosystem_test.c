@@ -26,18 +26,6 @@
 
 #define TRACING "/sys/kernel/tracing"
 
-static int open_wheel(void)
-{
-	return open("/dev/twheel", O_RDWR | O_CLOEXEC);
-}
-
-#define OPEN_OR_SKIP(fd) do {						\
-	fd = open_wheel();						\
-	if (fd < 0 && errno == ENOENT)					\
-		SKIP(return, "/dev/twheel not present");		\
-	ASSERT_LE(0, fd);						\
-} while (0)
-
 static long read_long(const char *path)
 {
 	char buf[64] = "";
@@ -99,12 +87,12 @@ TEST(sysfs_counters)
 	long ids0, fds0;
 	__u64 ids[100];
 
-	OPEN_OR_SKIP(a);
+	OPEN_OR_SKIP(a, 0);
 	ids0 = read_long("/sys/class/misc/twheel/ids");
 	fds0 = read_long("/sys/class/misc/twheel/fds");
 	ASSERT_LE(0, ids0);
 	ASSERT_LE(1, fds0);
-	b = open_wheel();
+	b = open_wheel(0);
 	ASSERT_LE(0, b);
 	EXPECT_EQ(fds0 + 1, read_long("/sys/class/misc/twheel/fds"));
 	for (i = 0; i < 100; i++)
@@ -128,7 +116,7 @@ TEST(debugfs_users)
 	FILE *f;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ((ssize_t)sizeof(ids), write(fd, ids, sizeof(ids)));
 	f = fopen("/sys/kernel/debug/twheel/users", "r");
 	if (!f) {
@@ -201,7 +189,7 @@ TEST(tracepoints)
 	char *trace, want[64];
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	if (stat(TRACING "/events", &st))
 		mount("tracefs", TRACING, "tracefs", 0, NULL);
 	if (stat(TRACING "/events/twheel", &st)) {

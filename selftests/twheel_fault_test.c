@@ -63,13 +63,6 @@
 #define DBG		"/sys/kernel/debug"
 #define ARMSZ		sizeof(struct twheel_arm)
 
-#define OPEN_OR_SKIP(fd) do {						\
-	(fd) = open(DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);		\
-	if ((fd) < 0 && errno == ENOENT)				\
-		SKIP(return, DEV " not present (module not loaded)");	\
-	ASSERT_LE(0, (fd)) TH_LOG("open " DEV ": %s", strerror(errno)); \
-} while (0)
-
 static uint64_t uptr(const void *p)
 {
 	return (uint64_t)(uintptr_t)p;
@@ -469,7 +462,7 @@ static int baseline(struct model *m)
 	int fd, i;
 
 	m_init(m);
-	fd = open(DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	fd = open_wheel(O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	m->cfg.timeout_ns = HOUR;
@@ -534,7 +527,7 @@ static bool op_open(OP_ARGS)
 	bool inj;
 
 	m_init(&m);
-	FAULTED(open(DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK));
+	FAULTED(open_wheel(O_NONBLOCK));
 	(void)t0;
 	(void)t1;
 	fd = ret;
@@ -860,7 +853,7 @@ FIXTURE(fault) {
 
 FIXTURE_SETUP(fault)
 {
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = open_wheel(0);
 
 	self->fi.nth = -1;
 	if (fd < 0 && errno == ENOENT) {
@@ -1001,7 +994,7 @@ TEST(bounds_write_read)
 	ssize_t r;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	ASSERT_TRUE(ids && ev);
 	/* write(): 0, 1, INT_MAX into a page + hole, SIZE_MAX */
 	EXPECT_EQ(0, write(fd, &id, 0));
@@ -1069,7 +1062,7 @@ TEST(bounds_arm_cancel)
 	struct twheel_stats st;
 	int fd, ret;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	ASSERT_TRUE(a && ids);
 	for (i = 0; i < per; i++) {
 		a[i].id = 1 + i;
@@ -1126,7 +1119,7 @@ TEST(bounds_dump)
 	uint64_t id;
 	int fd, ret;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	ASSERT_TRUE(a != NULL);
 	for (id = 1; id <= 3; id++)
 		ASSERT_EQ(0, arm1(fd, id, HOUR, 0, 0));
@@ -1178,9 +1171,9 @@ TEST(bounds_timeouts)
 	uint64_t t0, t1, id, now;
 	int fd, k, got;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	for (k = 0; k < 3; k++) {
-		int f2 = open(DEV, O_RDWR | O_CLOEXEC);
+		int f2 = open_wheel(0);
 
 		ASSERT_LE(0, f2);
 		ASSERT_EQ(0, ioc(f2, TWHEEL_IOC_GET_CONFIG, &c));
@@ -1280,7 +1273,7 @@ TEST(leaks_zeroed_reserved)
 	uint64_t id;
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	memset(&c, 0xAA, sizeof(c));
 	ASSERT_EQ(0, ioc(fd, TWHEEL_IOC_GET_CONFIG, &c));
 	EXPECT_TRUE(!c.flags && all_bytes(c.reserved, 0, sizeof(c.reserved)));
@@ -1353,7 +1346,7 @@ TEST(leaks_read_straddling_record)
 	size_t tail = k * EVSZ + EVSZ / 2;
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	ASSERT_TRUE(page != NULL);
 	buf = page + ps - tail;		/* record k: half mapped */
 	memset(page, 0xAA, ps);
@@ -1502,7 +1495,7 @@ static void cg_child(const char *cg, int res_fd, int go_fd)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (cg_write(cg, "cgroup.procs", pid))
 		CG_FAIL("joining the cgroup: %s", strerror(errno));
-	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	fd = open_wheel(0);
 	if (fd < 0 || ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
 		CG_FAIL("open: %s", strerror(errno));
 	c.max_ids = 8 << 20;
@@ -1617,7 +1610,7 @@ TEST_F_TIMEOUT(memcg, enomem_not_oom_kill, 300)
 	const char *root;
 	pid_t pid;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	close(fd);
 	root = cg_root();
 	if (!root)

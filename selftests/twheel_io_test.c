@@ -29,13 +29,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-#define OPEN_OR_SKIP(fd) do {						\
-	(fd) = open("/dev/twheel", O_RDWR | O_CLOEXEC);			\
-	if ((fd) < 0 && errno == ENOENT)				\
-		SKIP(return, "/dev/twheel not present (module not loaded)"); \
-	ASSERT_LE(0, (fd)) TH_LOG("open /dev/twheel: %s", strerror(errno)); \
-} while (0)
-
 /* Queue @n events now: ids @first.., data id + 1, deadlines in the past. */
 static int queue_events(int fd, uint64_t first, unsigned int n)
 {
@@ -122,7 +115,7 @@ TEST(readv_records_straddle_iovecs)
 	};
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(3, queue_events(fd, 100, 3));
 	memset(buf, 0xa5, sizeof(buf));
 	ASSERT_EQ(96, readv(fd, iov, 3));
@@ -146,7 +139,7 @@ TEST(readv_returns_with_data_in_hand)
 	struct iovec iov[2] = { { &a, sizeof(a) }, { &b, sizeof(b) } };
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(1, queue_events(fd, 7, 1));
 	ASSERT_EQ(0, alarm_every(10000));
 	EXPECT_EQ((ssize_t)sizeof(a), readv(fd, iov, 2));
@@ -167,7 +160,7 @@ TEST(writev_ids_straddle_iovecs)
 	struct twheel_stats st;
 	int fd, i;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(24, writev(fd, iov, 3));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0, query(fd, ids[i], &q));
@@ -189,7 +182,7 @@ TEST(preadv2_pwritev2_nowait)
 	struct twheel_query q;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	/* a blocking fd: RWF_NOWAIT returns at once (it was EOPNOTSUPP) */
 	EXPECT_EQ(-1, preadv2(fd, &ri, 1, -1, RWF_NOWAIT));
 	EXPECT_EQ(EAGAIN, errno);
@@ -247,7 +240,7 @@ TEST(aio_read_write)
 	struct twheel_stats st;
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	if (io_setup_(4, &ctx) && errno == ENOSYS)
 		SKIP(return, "no Linux aio in this kernel (CONFIG_AIO)");
 	ASSERT_NE((aio_context_t)0, ctx);
@@ -313,7 +306,7 @@ TEST_F_TIMEOUT(longcall, write_signal_short_count, 120)
 	int fd;
 
 	ASSERT_NE(NULL, ids);
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, set_max_ids(fd, LONG_IDS));
 	ASSERT_EQ(0, alarm_every(5));
 	r = write(fd, ids, LONG_IDS * sizeof(*ids));
@@ -347,7 +340,7 @@ TEST_F_TIMEOUT(longcall, arm_signal_eintr_exact, 120)
 	for (i = 0; i < LONG_IDS; i++)
 		e[i] = (struct twheel_arm){ .id = i + 1, .data = i,
 					    .flags = TWHEEL_ARM_NOREPLACE };
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, set_max_ids(fd, LONG_IDS));
 	ASSERT_EQ(0, alarm_every(5));
 	r = ioctl(fd, TWHEEL_IOC_ARM, &b);
@@ -384,7 +377,7 @@ TEST_F_TIMEOUT(longcall, cancel_runs_through_signals, 120)
 	int fd, r;
 
 	ASSERT_NE(NULL, ids);
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, set_max_ids(fd, LONG_IDS));
 	ASSERT_EQ(0, write_all(fd, ids, LONG_IDS));
 	ASSERT_EQ(0, alarm_every(5));
@@ -413,7 +406,7 @@ TEST_F_TIMEOUT(longcall, dump_signal_short, 120)
 	ASSERT_NE(NULL, ids);
 	ASSERT_NE(NULL, out);
 	ASSERT_NE(NULL, seen);
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, set_max_ids(fd, LONG_IDS));
 	ASSERT_EQ(0, write_all(fd, ids, LONG_IDS));
 	ASSERT_EQ(0, alarm_every(5));

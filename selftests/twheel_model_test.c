@@ -106,19 +106,6 @@ static int touch_all(int fd, const uint64_t *ids, size_t n)
 	return 0;
 }
 
-/* open /dev/twheel; -1 with errno set on failure */
-static int open_wheel(int flags)
-{
-	return open("/dev/twheel", O_RDWR | O_CLOEXEC | flags);
-}
-
-#define OPEN_OR_SKIP(fd, flags) do { \
-	(fd) = open_wheel(flags); \
-	if ((fd) < 0 && errno == ENOENT) \
-		SKIP(return, "/dev/twheel not present (module not loaded)"); \
-	ASSERT_LE(0, (fd)) TH_LOG("open /dev/twheel: %s", strerror(errno)); \
-} while (0)
-
 FIXTURE(twheel) {
 	int unused;
 };

@@ -205,13 +205,6 @@ FIXTURE_TEARDOWN(race)
 {
 }
 
-#define OPEN_OR_SKIP(fd, flags) do {					\
-	(fd) = open(DEV, O_RDWR | O_CLOEXEC | (flags));			\
-	if ((fd) < 0 && errno == ENOENT)				\
-		SKIP(return, DEV " not present (module not loaded)");	\
-	ASSERT_LE(0, (fd)) TH_LOG("open " DEV ": %s", strerror(errno)); \
-} while (0)
-
 /* ------------------------------------------------ close while firing */
 
 struct firing {
@@ -227,7 +220,7 @@ static void *firing_loop(void *arg)
 	struct twheel_event ev[8];
 
 	while (now_ns() < f->until && f->iters < 20000) {
-		int fd = open(DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK), i, n;
+		int fd = open_wheel(O_NONBLOCK), i, n;
 		uint64_t tick = rng_pct(&f->r, 50) ? TWHEEL_TICK_MIN_NS : 1 * MS;
 		ssize_t r;
 
@@ -404,7 +397,7 @@ static const char *blocked_round(struct __test_metadata *_metadata,
 	 * Fixed fd numbers, far above what open() hands out: a closed one is
 	 * never reused by another driver before the waiter uses it.
 	 */
-	a = open(DEV, O_RDWR | O_CLOEXEC);
+	a = open_wheel(0);
 	if (a < 0 || dup3(a, w->fdbase, O_CLOEXEC) < 0)
 		return "open failed";
 	close(a);
@@ -664,7 +657,7 @@ TEST_F_TIMEOUT(race, fork_dup_churn, 120)
 		close(d1);
 		if (rng_pct(&r, 30)) {	/* children may hold the last references */
 			close(fd);
-			fd = open(DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+			fd = open_wheel(O_NONBLOCK);
 			ASSERT_LE(0, fd);
 			reopen++;
 		}

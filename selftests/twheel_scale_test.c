@@ -224,13 +224,6 @@ static void log_stats(struct __test_metadata *_metadata,
 	       (uint64_t)st->reslots, (uint64_t)st->discarded);
 }
 
-#define OPEN_OR_SKIP(fd) do { \
-	(fd) = open("/dev/twheel", O_RDWR | O_CLOEXEC); \
-	if ((fd) < 0 && errno == ENOENT) \
-		SKIP(return, "/dev/twheel not present (module not loaded)"); \
-	ASSERT_LE(0, (fd)) TH_LOG("open /dev/twheel: %s", strerror(errno)); \
-} while (0)
-
 FIXTURE(scale) {
 	struct scale *s;
 };
@@ -295,7 +288,7 @@ TEST_F_TIMEOUT(scale, million_ids, 300)
 	char slab[512];
 	int fd;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	s = self->s = make_scale(_metadata, variant->random);
 	s->timeout = S_TIMEOUT;
 	ASSERT_EQ(0, set_timeout(fd, s->timeout));
@@ -344,11 +337,11 @@ TEST_F_TIMEOUT(scale, heartbeat, 300)
 	uint32_t b, ncal;
 	int fd, fd2;
 
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	s = self->s = make_scale(_metadata, variant->random);
 
 	/* calibrate on another fd: up to 64Ki ids, whole batches */
-	fd2 = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	fd2 = open_wheel(0);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, set_timeout(fd2, 3600 * SEC));
 	ncal = S_IDS / S_BATCH < 64 ? S_IDS / S_BATCH : 64;
@@ -510,9 +503,9 @@ TEST_F_TIMEOUT(flood, structured_ids, 300)
 		int err;
 
 		if (f == 0) {
-			OPEN_OR_SKIP(fd[f]);
+			OPEN_OR_SKIP(fd[f], 0);
 		} else {
-			fd[f] = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+			fd[f] = open_wheel(0);
 			ASSERT_LE(0, fd[f]);
 			give_up = now_ns() + F_ARM_GIVE_UP * arm_ns[0] + SEC;
 		}

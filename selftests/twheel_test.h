@@ -13,6 +13,7 @@
 #define TWHEEL_SELFTEST_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +36,22 @@
 
 /* the seed of every randomised test unless TWHEEL_SEED is set */
 #define TW_TEST_DEFAULT_SEED	0x7477686565ULL
+
+/* ---- the device ----------------------------------------------------- */
+
+/* open() of DEV, O_RDWR | O_CLOEXEC | @flags: the fd, or -1 and errno */
+static inline int open_wheel(int flags)
+{
+	return open(DEV, O_RDWR | O_CLOEXEC | flags);
+}
+
+/* Opens DEV into @fd (see open_wheel()); skips the test if it is absent. */
+#define OPEN_OR_SKIP(fd, flags) do {					\
+	(fd) = open_wheel(flags);					\
+	if ((fd) < 0 && errno == ENOENT)				\
+		SKIP(return, DEV " not present (module not loaded)");	\
+	ASSERT_LE(0, (fd)) TH_LOG("open " DEV ": %s", strerror(errno)); \
+} while (0)
 
 /* ---- clocks ----------------------------------------------------------- */
 

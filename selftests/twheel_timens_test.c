@@ -76,10 +76,10 @@ static int new_timens(long off_s)
 	ASSERT_EQ(0, _r);						\
 } while (0)
 
-static int open_wheel(clockid_t clk)
+static int open_wheel_on(clockid_t clk)
 {
 	struct twheel_config c;
-	int fd = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	int fd = open_wheel(0);
 
 	if (fd < 0)
 		return -1;
@@ -136,7 +136,7 @@ static int ns_side(clockid_t clk)
 {
 	struct twheel_event ev;
 	uint64_t t0, t1, d, abs_d;
-	int fd = open_wheel(clk);
+	int fd = open_wheel_on(clk);
 
 	if (fd < 0)
 		return 1;
@@ -202,7 +202,7 @@ static int dump_side(int wfd)
 	struct twheel_arm out[4];
 	struct twheel_dump d = { .ptr = (uintptr_t)out, .count = 4 };
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
-	int fd = open_wheel(CLOCK_MONOTONIC);
+	int fd = open_wheel_on(CLOCK_MONOTONIC);
 
 	if (fd < 0 || arm(fd, 7, SEC, 0))
 		return 1;
@@ -223,7 +223,7 @@ static int restore_side(int rfd)
 	struct twheel_batch b = { .ptr = (uintptr_t)&e, .count = 1 };
 	struct twheel_event ev;
 	uint64_t d;
-	int fd = open_wheel(CLOCK_MONOTONIC);
+	int fd = open_wheel_on(CLOCK_MONOTONIC);
 
 	if (fd < 0 || read(rfd, &e, sizeof(e)) != sizeof(e))
 		return 1;
@@ -272,7 +272,7 @@ TEST(dump_restore_across_namespaces)
 	ASSERT_EQ(0, st) TH_LOG("restore side: check %d failed", st);
 
 	/* here, in the host's namespace, the dumped deadline is far ahead */
-	fd = open_wheel(CLOCK_MONOTONIC);
+	fd = open_wheel_on(CLOCK_MONOTONIC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_ARM, &b));
 	ASSERT_EQ(0, query_deadline(fd, 7, &d));

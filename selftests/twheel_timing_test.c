@@ -46,11 +46,6 @@ static double ms_of(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static int tw_open(void)
-{
-	return open("/dev/twheel", O_RDWR | O_CLOEXEC);
-}
-
 /* ARM @n entries; returns 0 or -errno, *done = the batch's done. */
 static int tw_arm(int fd, struct twheel_arm *e, uint64_t n, uint64_t *done)
 {
@@ -231,7 +226,7 @@ FIXTURE_SETUP(tw)
 {
 	int err;
 
-	self->fd = tw_open();
+	self->fd = open_wheel(0);
 	err = errno;
 	if (self->fd < 0)
 		ASSERT_EQ(ENOENT, err) TH_LOG("open /dev/twheel: %s", strerror(err));
@@ -566,7 +561,7 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	}
 
 	/* only far ids: no hrtimer callback at all, nothing readable */
-	fd2 = tw_open();
+	fd2 = open_wheel(0);
 	ASSERT_GE(fd2, 0);
 	f0 = tw_fires(self->fd);
 	sleep_ns(1500 * MS);
@@ -586,7 +581,7 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	ASSERT_EQ(0ULL, st.timer_fires);
 	ASSERT_EQ(0ULL, st.runs);
 	close(fd2);
-	fd2 = tw_open();	/* and one sampled after exactly 0.5 s */
+	fd2 = open_wheel(0);	/* and one sampled after exactly 0.5 s */
 	ASSERT_GE(fd2, 0);
 	sleep_ns(500 * MS);
 	ASSERT_EQ(0, tw_stats(fd2, &st));
@@ -1297,7 +1292,7 @@ TEST_F_TIMEOUT(tw, close_while_due, 120)
 
 		if (rng_pct(&r, 5))
 			n = NMAX;	/* the expiry work needs several batches */
-		fd = tw_open();
+		fd = open_wheel(0);
 		ASSERT_GE(fd, 0);
 		if (rng_pct(&r, 25))
 			ASSERT_EQ(0, tw_config(fd, TWHEEL_TICK_MIN_NS, 0));
@@ -1359,7 +1354,7 @@ TEST_F_TIMEOUT(tw, two_fds_independent, 30)
 	int fb;
 
 	NEED_DEV();
-	fb = tw_open();
+	fb = open_wheel(0);
 	ASSERT_GE(fb, 0);
 	ASSERT_EQ(0, set_nonblock(fb));
 	memset(ea, 0, sizeof(ea));

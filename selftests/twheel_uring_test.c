@@ -26,13 +26,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-#define OPEN_OR_SKIP(fd) do {						\
-	(fd) = open("/dev/twheel", O_RDWR | O_CLOEXEC);			\
-	if ((fd) < 0 && errno == ENOENT)				\
-		SKIP(return, "/dev/twheel not present (module not loaded)"); \
-	ASSERT_LE(0, (fd)) TH_LOG("open /dev/twheel: %s", strerror(errno)); \
-} while (0)
-
 /* Threads of this process named iou-wrk-*: io_uring's io-wq workers. */
 static int iou_workers(void)
 {
@@ -108,7 +101,7 @@ static void uring_roundtrip(struct __test_metadata *_metadata, unsigned int flag
 	ASSERT_NE(NULL, ids);
 	ASSERT_NE(NULL, ev);
 	ASSERT_NE(NULL, seen);
-	OPEN_OR_SKIP(fd);
+	OPEN_OR_SKIP(fd, 0);
 	ASSERT_EQ(0, set_timeout(fd, 300 * MS));
 	ASSERT_EQ(0, set_max_ids(fd, n));
 	r = io_uring_queue_init_params(128, &ring, &p);
