@@ -98,12 +98,7 @@ static void *unmapped_page(void)
 	return p;
 }
 
-/* ioctl/write/read returning -errno on failure */
-static int ioc(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
+/* write/read returning -errno on failure */
 static ssize_t wr(int fd, const void *buf, size_t len)
 {
 	ssize_t r = write(fd, buf, len);
@@ -125,55 +120,6 @@ static void batch_init(struct twheel_batch *b, const void *ptr, __u64 count)
 	b->count = count;
 }
 
-/* ARM @n entries; returns 0 or -errno, *done (if given) the batch's done. */
-static int arm_n(int fd, const struct twheel_arm *e, __u64 n, __u64 *done)
-{
-	struct twheel_batch b;
-	int ret;
-
-	batch_init(&b, e, n);
-	b.done = 0x5a5a5a5aULL;
-	ret = ioctl(fd, TWHEEL_IOC_ARM, &b);
-	if (done)
-		*done = b.done;
-	return ret ? -errno : 0;
-}
-
-static int arm1(int fd, __u64 id, __u64 timeout, __u64 data, __u32 flags)
-{
-	struct twheel_arm e = {
-		.id = id, .timeout_ns = timeout, .data = data, .flags = flags,
-	};
-
-	return arm_n(fd, &e, 1, NULL);
-}
-
-/* An event due right now: ABSTIME at 1 ns is always in the past. */
-static int arm_past(int fd, __u64 id, __u64 data)
-{
-	return arm1(fd, id, 1, data, TWHEEL_ARM_ABSTIME);
-}
-
-static int cancel_n(int fd, const __u64 *ids, __u64 n, __u64 *done)
-{
-	struct twheel_batch b;
-	int ret;
-
-	batch_init(&b, ids, n);
-	b.done = 0x5a5a5a5aULL;
-	ret = ioctl(fd, TWHEEL_IOC_CANCEL, &b);
-	if (done)
-		*done = b.done;
-	return ret ? -errno : 0;
-}
-
-static int query(int fd, __u64 id, struct twheel_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->id = id;
-	return ioctl(fd, TWHEEL_IOC_QUERY, q) ? -errno : 0;
-}
-
 /* 0 if absent, else the state */
 static int state_of(int fd, __u64 id)
 {
@@ -183,12 +129,6 @@ static int state_of(int fd, __u64 id)
 	if (ret == -ENOENT)
 		return 0;
 	return ret ? ret : (int)q.state;
-}
-
-static int get_stats(int fd, struct twheel_stats *st)
-{
-	memset(st, 0xAA, sizeof(*st));
-	return ioctl(fd, TWHEEL_IOC_GET_STATS, st) ? -errno : 0;
 }
 
 static int get_config(int fd, struct twheel_config *c)
@@ -407,7 +347,7 @@ TEST(config_edges)
 TEST(config_ebusy_armed)
 {
 	struct twheel_config base, c, now;
-	__u64 ids[3] = { 1, 2, 3 };
+	uint64_t ids[3] = { 1, 2, 3 };
 	int fd;
 
 	OPEN_OR_SKIP(fd, 0);
@@ -517,7 +457,7 @@ TEST(config_boottime)
 	check_event(_metadata, &ev, CLOCK_BOOTTIME, true);
 
 	/* back to CLOCK_MONOTONIC once empty */
-	ASSERT_EQ(0, cancel_n(fd, (__u64[]){ 1 }, 1, NULL));
+	ASSERT_EQ(0, cancel_n(fd, (uint64_t[]){ 1 }, 1, NULL));
 	c.clockid = CLOCK_MONOTONIC;
 	ASSERT_EQ(0, set_config(fd, &c));
 	ASSERT_EQ(0, get_config(fd, &now));
@@ -607,7 +547,7 @@ TEST(write_efault)
 
 TEST(write_enospc)
 {
-	__u64 ids[12], two[2] = { 3, 11 };
+	uint64_t ids[12], two[2] = { 3, 11 };
 	struct twheel_config c;
 	struct twheel_stats st;
 	unsigned int i;
@@ -840,7 +780,7 @@ TEST(arm_noreplace)
 {
 	struct twheel_query q, q2;
 	struct twheel_stats st;
-	__u64 done;
+	uint64_t done;
 	struct twheel_arm e = {
 		.id = 1, .timeout_ns = 1 * SEC, .data = 5,
 		.flags = TWHEEL_ARM_NOREPLACE,
@@ -885,7 +825,7 @@ static void arm_bad_entry(struct __test_metadata *_metadata, unsigned int bad,
 {
 	struct twheel_arm e[3];
 	struct twheel_stats st;
-	__u64 done;
+	uint64_t done;
 	unsigned int i;
 	int fd;
 
@@ -1027,7 +967,7 @@ TEST(arm_count_huge_efault)
 	struct twheel_arm *e = (struct twheel_arm *)page;
 	unsigned int n = (unsigned int)(ps / sizeof(*e)), i;
 	struct twheel_stats st;
-	__u64 done;
+	uint64_t done;
 	int fd;
 
 	OPEN_OR_SKIP(fd, 0);
@@ -1055,7 +995,7 @@ TEST(arm_partial_fault_small)
 	char *page = map_hole();
 	struct twheel_arm *e;
 	struct twheel_stats st;
-	__u64 done;
+	uint64_t done;
 	unsigned int i;
 	int fd;
 
@@ -1131,7 +1071,7 @@ TEST(arm_data_in_events)
 {
 	struct twheel_arm e[5];
 	struct twheel_event ev[6];
-	__u64 base = now_ns() - 10 * MS, done;
+	uint64_t base = now_ns() - 10 * MS, done;
 	int fd, i;
 
 	OPEN_OR_SKIP(fd, 0);
@@ -1164,7 +1104,7 @@ TEST(arm_data_in_events)
 
 TEST(cancel_basic)
 {
-	__u64 ids[4] = { 1, 999, 3, 1 }, done;
+	uint64_t ids[4] = { 1, 999, 3, 1 }, done;
 	struct twheel_stats st;
 	struct twheel_event ev;
 	struct twheel_query q;
@@ -1303,8 +1243,8 @@ TEST(query_output)
  */
 TEST(data_costs_no_memory)
 {
-	__u64 ids[4] = { 1, 2, 3, 4 }, q5[5] = { 11, 12, 13, 14, 15 };
-	__u64 mem0, per_id, done;
+	uint64_t ids[4] = { 1, 2, 3, 4 }, q5[5] = { 11, 12, 13, 14, 15 };
+	uint64_t mem0, per_id, done;
 	struct twheel_query q1, q2;
 	struct twheel_stats st;
 	struct twheel_event ev[6];
@@ -1470,7 +1410,7 @@ TEST(stats_counters)
 
 	/* discarded: by a touch and by a cancel */
 	ASSERT_EQ(8, write(fd, (__u64[]){ 12 }, 8));
-	ASSERT_EQ(0, cancel_n(fd, (__u64[]){ 13, 2, 55 }, 3, NULL));
+	ASSERT_EQ(0, cancel_n(fd, (uint64_t[]){ 13, 2, 55 }, 3, NULL));
 	ASSERT_EQ(0, get_stats(fd, &st));
 	ASSERT_EQ(U(2), st.discarded);
 	ASSERT_EQ(U(2), st.cancels);
@@ -1591,7 +1531,7 @@ TEST(dump_small)
 	bool seen[N] = { false };
 	struct twheel_dump d;
 	struct twheel_query q, q2;
-	__u64 cursor = 0, now = now_ns(), done;
+	uint64_t cursor = 0, now = now_ns(), done;
 	unsigned int total = 0, calls = 0, i, k;
 	int fd, fd2;
 
@@ -1986,7 +1926,8 @@ TEST(fdinfo_matches)
 	struct twheel_config c;
 	struct twheel_stats s1, s2;
 	struct twheel_event ev;
-	__u64 v[NKEYS], w[NKEYS], ids[3] = { 1, 2, 3 };
+	__u64 v[NKEYS], w[NKEYS];
+	uint64_t ids[3] = { 1, 2, 3 };
 	int fd, fd2;
 
 	OPEN_OR_SKIP(fd, 0);
@@ -2054,7 +1995,7 @@ TEST(fds_independent)
 	struct twheel_dump d;
 	struct twheel_arm out[4];
 	struct pollfd p;
-	__u64 done;
+	uint64_t done;
 	int fd1, fd2;
 
 	OPEN_OR_SKIP(fd1, 0);
@@ -2089,7 +2030,7 @@ TEST(fds_independent)
 	ASSERT_EQ(U(72), out[0].data);
 
 	/* cancel in fd2 does not reach fd1 */
-	ASSERT_EQ(0, cancel_n(fd2, (__u64[]){ 5, 6, 7 }, 3, &done));
+	ASSERT_EQ(0, cancel_n(fd2, (uint64_t[]){ 5, 6, 7 }, 3, &done));
 	ASSERT_EQ(U(1), done);
 	ASSERT_EQ(TWHEEL_STATE_ARMED, state_of(fd1, 5));
 	ASSERT_EQ(TWHEEL_STATE_EXPIRED, state_of(fd1, 6));

@@ -72,15 +72,6 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-static int arm_past(int fd, __u64 id, __u64 data)
-{
-	struct twheel_arm e = { .id = id, .timeout_ns = 1, .data = data,
-				.flags = TWHEEL_ARM_ABSTIME };
-	struct twheel_batch b = { .ptr = (__u64)(unsigned long)&e, .count = 1 };
-
-	return ioctl(fd, TWHEEL_IOC_ARM, &b);
-}
-
 TEST(sysfs_counters)
 {
 	int a, b, i;

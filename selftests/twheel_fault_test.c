@@ -63,53 +63,6 @@
 #define DBG		"/sys/kernel/debug"
 #define ARMSZ		sizeof(struct twheel_arm)
 
-static uint64_t uptr(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
-
-static int ioc(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-static int batch(int fd, unsigned long cmd, const void *p, uint64_t n,
-		 uint64_t *done)
-{
-	struct twheel_batch b;
-	int ret;
-
-	memset(&b, 0, sizeof(b));
-	b.ptr = uptr(p);
-	b.count = n;
-	b.done = ~0ULL;
-	ret = ioc(fd, cmd, &b);
-	if (done)
-		*done = b.done;
-	return ret;
-}
-
-static int arm1(int fd, uint64_t id, uint64_t t, uint64_t data, uint32_t fl)
-{
-	struct twheel_arm e = { .id = id, .timeout_ns = t, .data = data,
-				.flags = fl };
-
-	return batch(fd, TWHEEL_IOC_ARM, &e, 1, NULL);
-}
-
-static int query(int fd, uint64_t id, struct twheel_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->id = id;
-	return ioc(fd, TWHEEL_IOC_QUERY, q);
-}
-
-static int stats(int fd, struct twheel_stats *st)
-{
-	memset(st, 0xAA, sizeof(*st));
-	return ioc(fd, TWHEEL_IOC_GET_STATS, st);
-}
-
 static bool all_bytes(const void *p, int c, size_t n)
 {
 	const unsigned char *b = p;
@@ -390,7 +343,7 @@ static bool m_check(struct __test_metadata *_metadata, const char *op,
 		      e->id, q.state, (uint64_t)q.deadline_ns, (uint64_t)q.data,
 		      e->st, e->lo, e->hi, e->data);
 	}
-	CHECK(stats(fd, &st) == 0, "GET_STATS: %s", strerror(errno));
+	CHECK(get_stats(fd, &st) == 0, "GET_STATS: %s", strerror(errno));
 	CHECK(st.armed == armed && st.pending == (uint64_t)m->nq,
 	      "stats armed %" PRIu64 " pending %" PRIu64 ", model %" PRIu64 " %d",
 	      (uint64_t)st.armed, (uint64_t)st.pending, armed, m->nq);
@@ -434,7 +387,7 @@ static bool m_finish(struct __test_metadata *_metadata, const char *op,
 	} else {
 		CHECK(r < 0 && errno == EAGAIN, "read %zd: %s", r, strerror(errno));
 	}
-	CHECK(stats(fd, &st) == 0, "GET_STATS");
+	CHECK(get_stats(fd, &st) == 0, "GET_STATS");
 	CHECK(st.pending == 0 && st.expirations == st.delivered + st.discarded,
 	      "pending %" PRIu64 " expirations %" PRIu64 " delivered %" PRIu64
 	      " discarded %" PRIu64, (uint64_t)st.pending,
@@ -1006,7 +959,7 @@ TEST(bounds_write_read)
 	EXPECT_EQ(ps, write(fd, ids, INT_MAX & ~7));
 	wrap = (SIZE_MAX / 8 + 1) * 8;	/* a caller's overflow: 0 bytes */
 	EXPECT_EQ(0, write(fd, ids, wrap));
-	ASSERT_EQ(0, stats(fd, &st));
+	ASSERT_EQ(0, get_stats(fd, &st));
 	EXPECT_EQ(1 + (uint64_t)ps / 4, st.touches);
 	EXPECT_EQ(1 + (uint64_t)ps / 8, st.armed);
 	/*
@@ -1019,7 +972,7 @@ TEST(bounds_write_read)
 	r = write(fd, ids, huge & ~(size_t)7);
 	EXPECT_TRUE(r == ps || (r < 0 && (errno == EINVAL || errno == EFAULT)))
 		TH_LOG("write(SIZE_MAX & ~7) = %zd: %s", r, strerror(errno));
-	ASSERT_EQ(0, stats(fd, &st));
+	ASSERT_EQ(0, get_stats(fd, &st));
 	EXPECT_EQ(1 + (uint64_t)ps / 8, st.armed);
 
 	/* read(): 0, 1, 31 (EINVAL), 32 on an empty queue (EAGAIN) */
@@ -1076,7 +1029,7 @@ TEST(bounds_arm_cancel)
 	EXPECT_EQ(1ULL, done);
 	EXPECT_EQ(-EFAULT, batch(fd, TWHEEL_IOC_ARM, a, INT_MAX, &done));
 	EXPECT_EQ((uint64_t)per, done);
-	ASSERT_EQ(0, stats(fd, &st));
+	ASSERT_EQ(0, get_stats(fd, &st));
 	EXPECT_EQ((uint64_t)per, st.armed);
 	EXPECT_EQ(-EINVAL, batch(fd, TWHEEL_IOC_ARM, a, UINT64_MAX / ARMSZ + 1, NULL));
 	EXPECT_EQ(-EINVAL, batch(fd, TWHEEL_IOC_ARM, a, UINT64_MAX, NULL));
@@ -1095,7 +1048,7 @@ TEST(bounds_arm_cancel)
 	ret = batch(fd, TWHEEL_IOC_CANCEL, ids, SIZE_MAX / 8 + 1, &done);
 	EXPECT_TRUE(ret == -EINVAL || (ret == -EFAULT && done == 0))
 		TH_LOG("CANCEL SIZE_MAX/8+1: %d, done %" PRIu64, ret, done);
-	ASSERT_EQ(0, stats(fd, &st));
+	ASSERT_EQ(0, get_stats(fd, &st));
 	EXPECT_EQ(0ULL, st.armed);
 	close(fd);
 }
@@ -1230,9 +1183,9 @@ TEST(bounds_timeouts)
 			EXPECT_TRUE(ev[got].expired_ns >= ev[got].deadline_ns);
 		id = 1;
 		ASSERT_EQ(0, batch(f2, TWHEEL_IOC_CANCEL, &id, 1, NULL));
-		ASSERT_EQ(0, stats(f2, &s0));
+		ASSERT_EQ(0, get_stats(f2, &s0));
 		usleep(300000);
-		ASSERT_EQ(0, stats(f2, &s1));
+		ASSERT_EQ(0, get_stats(f2, &s1));
 		EXPECT_GE(3ULL, s1.timer_fires - s0.timer_fires)
 			TH_LOG("tick %" PRIu64 ": %" PRIu64 " timer fires in 300 ms with only far ids",
 			       tick[k], (uint64_t)(s1.timer_fires - s0.timer_fires));
@@ -1278,7 +1231,7 @@ TEST(leaks_zeroed_reserved)
 	ASSERT_EQ(0, ioc(fd, TWHEEL_IOC_GET_CONFIG, &c));
 	EXPECT_TRUE(!c.flags && all_bytes(c.reserved, 0, sizeof(c.reserved)));
 	EXPECT_EQ(TWHEEL_DEFAULT_TICK_NS, c.tick_ns);
-	ASSERT_EQ(0, stats(fd, &st));
+	ASSERT_EQ(0, get_stats(fd, &st));
 	EXPECT_TRUE(all_bytes(st.reserved, 0, sizeof(st.reserved)));
 	EXPECT_EQ(0ULL, st.armed);
 

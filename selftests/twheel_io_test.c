@@ -33,8 +33,9 @@
 static int queue_events(int fd, uint64_t first, unsigned int n)
 {
 	struct twheel_arm e[64];
-	struct twheel_batch b = { .ptr = (uintptr_t)e, .count = n };
+	uint64_t done;
 	unsigned int i;
+	int ret;
 
 	if (n > 64)
 		return -EINVAL;
@@ -42,19 +43,8 @@ static int queue_events(int fd, uint64_t first, unsigned int n)
 		e[i] = (struct twheel_arm){ .id = first + i, .data = first + i + 1,
 					    .timeout_ns = 1,
 					    .flags = TWHEEL_ARM_ABSTIME };
-	return ioctl(fd, TWHEEL_IOC_ARM, &b) ? -errno : (int)b.done;
-}
-
-static int query(int fd, uint64_t id, struct twheel_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->id = id;
-	return ioctl(fd, TWHEEL_IOC_QUERY, q) ? -errno : 0;
-}
-
-static int get_stats(int fd, struct twheel_stats *st)
-{
-	return ioctl(fd, TWHEEL_IOC_GET_STATS, st) ? -errno : 0;
+	ret = arm_n(fd, e, n, &done);
+	return ret ? ret : (int)done;
 }
 
 /* ---- signals --------------------------------------------------------- */

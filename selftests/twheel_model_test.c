@@ -29,47 +29,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* Returns 0 or -errno; *done gets batch.done. */
-static int arm_batch(int fd, struct twheel_arm *e, uint64_t n, uint64_t *done)
-{
-	struct twheel_batch b;
-	int ret;
-
-	memset(&b, 0, sizeof(b));
-	b.ptr = (uintptr_t)e;
-	b.count = n;
-	b.done = ~0ULL;
-	ret = ioctl(fd, TWHEEL_IOC_ARM, &b) ? -errno : 0;
-	*done = b.done;
-	return ret;
-}
-
-static int cancel_batch(int fd, const uint64_t *ids, uint64_t n, uint64_t *done)
-{
-	struct twheel_batch b;
-	int ret;
-
-	memset(&b, 0, sizeof(b));
-	b.ptr = (uintptr_t)ids;
-	b.count = n;
-	b.done = ~0ULL;
-	ret = ioctl(fd, TWHEEL_IOC_CANCEL, &b) ? -errno : 0;
-	*done = b.done;
-	return ret;
-}
-
-static int query(int fd, uint64_t id, struct twheel_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->id = id;
-	return ioctl(fd, TWHEEL_IOC_QUERY, q) ? -errno : 0;
-}
-
-static int get_stats(int fd, struct twheel_stats *st)
-{
-	return ioctl(fd, TWHEEL_IOC_GET_STATS, st) ? -errno : 0;
-}
-
 /* One DUMP call; returns 0 or -errno, fills *done and advances *cursor. */
 static int dump_call(int fd, struct twheel_arm *out, uint64_t count,
 		     uint64_t *cursor, uint64_t *done)
@@ -384,7 +343,7 @@ static void op_arm(struct __test_metadata *_metadata, int fd,
 		m->must_expire = !m->rel && e[j].timeout_ns <= t0;
 		mark(md, idx[j]);
 	}
-	ret = arm_batch(fd, e, k, &done);
+	ret = arm_n(fd, e, k, &done);
 	t1 = now_ns();
 	if (fail_at < k) {
 		ASSERT_EQ(-EEXIST, ret);
@@ -425,7 +384,7 @@ static void op_cancel(struct __test_metadata *_metadata, int fd,
 			expect++;
 		}
 	}
-	ASSERT_EQ(0, cancel_batch(fd, ids, k, &done));
+	ASSERT_EQ(0, cancel_n(fd, ids, k, &done));
 	ASSERT_EQ(expect, done);
 	md->cancels += done;
 	for (j = 0; j < k; j++)
@@ -686,7 +645,7 @@ TEST_F_TIMEOUT(twheel, dump_restore, 120)
 			a->timeout_ns = 0;
 		}
 	}
-	ASSERT_EQ(0, arm_batch(fd, e, narm, &done));
+	ASSERT_EQ(0, arm_n(fd, e, narm, &done));
 	ASSERT_EQ(narm, done);
 	ASSERT_EQ(0, touch_all(fd, touch, ntouch));
 	TH_LOG("%" PRIu64 " ids armed (%u in the past), %u touched",
@@ -705,7 +664,7 @@ TEST_F_TIMEOUT(twheel, dump_restore, 120)
 	ASSERT_EQ(0, memcmp(d1, d3, nd1 * sizeof(*d1)));
 
 	/* restore on a fresh fd */
-	ASSERT_EQ(0, arm_batch(fd2, d2, nd2, &done));
+	ASSERT_EQ(0, arm_n(fd2, d2, nd2, &done));
 	ASSERT_EQ(nd2, done);
 	for (i = 0; i < D_IDS; i++) {
 		struct twheel_query q1, q2;
@@ -817,7 +776,7 @@ TEST_F_TIMEOUT(twheel, dump_exactly_once_under_churn, 240)
 		ASSERT_EQ(0, touch_all(fd, small, 8));
 		for (k = 8; k < 16; k++)
 			small[k] = ids[C_STABLE + rng_range(&r, 0, C_SMALL - 1)];
-		ASSERT_EQ(0, cancel_batch(fd, &small[8], 8, &done));
+		ASSERT_EQ(0, cancel_n(fd, &small[8], 8, &done));
 		for (k = 0; k < 16; k++) {
 			uint64_t j = (uint64_t)idmap_get(&map, small[k]) - C_STABLE;
 
@@ -833,7 +792,7 @@ TEST_F_TIMEOUT(twheel, dump_exactly_once_under_churn, 240)
 				bulk_full_step = step;
 		} else if (bulk_full_step && step >= bulk_full_step + 50 &&
 			   bulk_cancelled < C_BULK) {
-			ASSERT_EQ(0, cancel_batch(fd, &ids[C_STABLE + C_SMALL +
+			ASSERT_EQ(0, cancel_n(fd, &ids[C_STABLE + C_SMALL +
 							   bulk_cancelled],
 						  C_BULK_STEP, &done));
 			ASSERT_EQ((uint64_t)C_BULK_STEP, done);

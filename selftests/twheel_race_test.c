@@ -50,44 +50,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-static int ioc(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-static int batch(int fd, unsigned long cmd, const void *p, uint64_t n,
-		 uint64_t *done)
-{
-	struct twheel_batch b;
-	int ret;
-
-	memset(&b, 0, sizeof(b));
-	b.ptr = (uint64_t)(uintptr_t)p;
-	b.count = n;
-	ret = ioc(fd, cmd, &b);
-	if (done)
-		*done = b.done;
-	return ret;
-}
-
-static int arm1(int fd, uint64_t id, uint64_t t, uint32_t fl)
-{
-	struct twheel_arm e = { .id = id, .timeout_ns = t, .flags = fl };
-
-	return batch(fd, TWHEEL_IOC_ARM, &e, 1, NULL);
-}
-
-static int set_tick(int fd, uint64_t tick, uint64_t timeout)
-{
-	struct twheel_config c;
-	int ret = ioc(fd, TWHEEL_IOC_GET_CONFIG, &c);
-
-	c.tick_ns = tick;
-	if (timeout)
-		c.timeout_ns = timeout;
-	return ret ? ret : ioc(fd, TWHEEL_IOC_SET_CONFIG, &c);
-}
-
 static long sysfs_long(const char *name)
 {
 	char path[128], buf[32] = "";
@@ -224,7 +186,7 @@ static void *firing_loop(void *arg)
 		uint64_t tick = rng_pct(&f->r, 50) ? TWHEEL_TICK_MIN_NS : 1 * MS;
 		ssize_t r;
 
-		if (fd < 0 || set_tick(fd, tick, 0)) {
+		if (fd < 0 || config_set(fd, tick, 0, 0)) {
 			f->errors++;
 			break;
 		}
@@ -433,10 +395,10 @@ static const char *blocked_round(struct __test_metadata *_metadata,
 		sleep_ns(rng_range(r, 0, 300 * US));
 	}
 	if (sc == 0)
-		arm1(b >= 0 ? b : a, 1, rng_range(r, 1, 2 * MS), 0);
+		arm1(b >= 0 ? b : a, 1, rng_range(r, 1, 2 * MS), 0, 0);
 	if (sc == 2) {
 		close(a);
-		arm1(b, 1, rng_range(r, 1, 2 * MS), 0);
+		arm1(b, 1, rng_range(r, 1, 2 * MS), 0, 0);
 	} else if (b >= 0 && rng_pct(r, 50)) {
 		close(b);
 		close(a);
@@ -605,7 +567,7 @@ static int churn_child(int fd, uint64_t s, uint64_t base)
 		q.id = ids[0];		/* default timeout 30 s: still armed */
 		if (ioc(d, TWHEEL_IOC_QUERY, &q) || q.state != TWHEEL_STATE_ARMED)
 			return 12;
-		if (arm1(d, base + 1000 + k, rng_range(&r, 1, 2 * MS), 0))
+		if (arm1(d, base + 1000 + k, rng_range(&r, 1, 2 * MS), 0, 0))
 			return 13;
 		n = read(d, ev, sizeof(ev));
 		if (n < 0 && errno != EAGAIN)
@@ -639,7 +601,7 @@ TEST_F_TIMEOUT(race, fork_dup_churn, 120)
 		pid_t pid[3];
 		int nc = 1 + rng_next(&r) % 3, d1, d2, st;
 
-		ASSERT_EQ(0, arm1(fd, 1 + rounds, rng_range(&r, 1, 3 * MS), 0));
+		ASSERT_EQ(0, arm1(fd, 1 + rounds, rng_range(&r, 1, 3 * MS), 0, 0));
 		for (i = 0; i < nc; i++) {
 			uint64_t s = rng_next(&r);
 
@@ -1170,7 +1132,7 @@ TEST_F_TIMEOUT(race, exactly_once_8_threads, 180)
 
 	OPEN_OR_SKIP(fd, O_NONBLOCK);
 	THREADS_OR_SKIP();
-	ASSERT_EQ(0, set_tick(fd, TWHEEL_DEFAULT_TICK_NS, STO));
+	ASSERT_EQ(0, config_set(fd, TWHEEL_DEFAULT_TICK_NS, STO, 0));
 	sd = seed(_metadata);
 	for (t = 0; t < NTH; t++) {
 		memset(&s[t], 0, sizeof(s[t]));

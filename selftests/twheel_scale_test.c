@@ -58,11 +58,6 @@ static void __attribute__((constructor)) scale_ids_from_env(void)
 #define S_TICK		(1 * MS)	/* the default tick */
 #define S_LATE_SANE	(30 * SEC)	/* sanity bound, not a target */
 
-static int get_stats(int fd, struct twheel_stats *st)
-{
-	return ioctl(fd, TWHEEL_IOC_GET_STATS, st) ? -errno : 0;
-}
-
 /* The twheel_node line of /proc/slabinfo, or a note why there is none. */
 static void slab_line(char *out, size_t len)
 {

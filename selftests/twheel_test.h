@@ -114,28 +114,113 @@ static inline uint64_t time_seed(void)
 	return seed_or(now_ns() ^ ((uint64_t)getpid() << 32));
 }
 
-/* ---- configuration ---------------------------------------------------- */
+/* ---- ioctls: each returns 0 or -errno --------------------------------- */
 
-/* The fd's default timeout; 0 or -errno. */
-static inline int set_timeout(int fd, uint64_t timeout_ns)
+static inline uint64_t uptr(const void *p)
 {
-	struct twheel_config c;
-
-	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
-		return -errno;
-	c.timeout_ns = timeout_ns;
-	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
+	return (uint64_t)(uintptr_t)p;
 }
 
-/* The fd's cap on ids; 0 or -errno. */
-static inline int set_max_ids(int fd, uint64_t max)
+static inline int ioc(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/*
+ * An ARM or CANCEL (@cmd) of the @n entries at @p; *done, if @done is not
+ * NULL: the batch's done after the call (~0 if the kernel left it as it
+ * was, which it does only when it could not read or write the batch).
+ */
+static inline int batch(int fd, unsigned long cmd, const void *p, uint64_t n,
+			uint64_t *done)
+{
+	struct twheel_batch b;
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	b.ptr = uptr(p);
+	b.count = n;
+	b.done = ~0ULL;
+	ret = ioc(fd, cmd, &b);
+	if (done)
+		*done = b.done;
+	return ret;
+}
+
+static inline int arm_n(int fd, const struct twheel_arm *e, uint64_t n,
+			uint64_t *done)
+{
+	return batch(fd, TWHEEL_IOC_ARM, e, n, done);
+}
+
+static inline int cancel_n(int fd, const uint64_t *ids, uint64_t n,
+			   uint64_t *done)
+{
+	return batch(fd, TWHEEL_IOC_CANCEL, ids, n, done);
+}
+
+static inline int arm1(int fd, uint64_t id, uint64_t timeout, uint64_t data,
+		       uint32_t flags)
+{
+	struct twheel_arm e = {
+		.id = id, .timeout_ns = timeout, .data = data, .flags = flags,
+	};
+
+	return arm_n(fd, &e, 1, NULL);
+}
+
+/* An event due right now: ABSTIME at 1 ns is always in the past. */
+static inline int arm_past(int fd, uint64_t id, uint64_t data)
+{
+	return arm1(fd, id, 1, data, TWHEEL_ARM_ABSTIME);
+}
+
+static inline int query(int fd, uint64_t id, struct twheel_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->id = id;
+	return ioc(fd, TWHEEL_IOC_QUERY, q);
+}
+
+/* *st is filled with 0xAA first: the kernel must write every byte. */
+static inline int get_stats(int fd, struct twheel_stats *st)
+{
+	memset(st, 0xAA, sizeof(*st));
+	return ioc(fd, TWHEEL_IOC_GET_STATS, st);
+}
+
+/*
+ * GET_CONFIG, then SET_CONFIG with tick_ns, timeout_ns and max_ids
+ * replaced where the argument is not 0 (0 keeps the field: the kernel
+ * refuses 0 for all three).
+ */
+static inline int config_set(int fd, uint64_t tick_ns, uint64_t timeout_ns,
+			     uint64_t max_ids)
 {
 	struct twheel_config c;
+	int ret = ioc(fd, TWHEEL_IOC_GET_CONFIG, &c);
 
-	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c))
-		return -errno;
-	c.max_ids = max;
-	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -errno : 0;
+	if (ret)
+		return ret;
+	if (tick_ns)
+		c.tick_ns = tick_ns;
+	if (timeout_ns)
+		c.timeout_ns = timeout_ns;
+	if (max_ids)
+		c.max_ids = max_ids;
+	return ioc(fd, TWHEEL_IOC_SET_CONFIG, &c);
+}
+
+/* The fd's default timeout (not 0). */
+static inline int set_timeout(int fd, uint64_t timeout_ns)
+{
+	return config_set(fd, 0, timeout_ns, 0);
+}
+
+/* The fd's cap on ids (not 0). */
+static inline int set_max_ids(int fd, uint64_t max)
+{
+	return config_set(fd, 0, 0, max);
 }
 
 /* Ids 1..n in a buffer the caller frees (NULL if out of memory). */

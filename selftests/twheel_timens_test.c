@@ -89,19 +89,11 @@ static int open_wheel_on(clockid_t clk)
 	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) ? -1 : fd;
 }
 
-static int arm(int fd, uint64_t id, uint64_t t, uint32_t flags)
-{
-	struct twheel_arm e = { .id = id, .timeout_ns = t, .flags = flags };
-	struct twheel_batch b = { .ptr = (uintptr_t)&e, .count = 1 };
-
-	return ioctl(fd, TWHEEL_IOC_ARM, &b);
-}
-
 static int query_deadline(int fd, uint64_t id, uint64_t *d)
 {
-	struct twheel_query q = { .id = id };
+	struct twheel_query q;
 
-	if (ioctl(fd, TWHEEL_IOC_QUERY, &q))
+	if (query(fd, id, &q))
 		return -1;
 	*d = q.deadline_ns;
 	return 0;
@@ -142,7 +134,7 @@ static int ns_side(clockid_t clk)
 		return 1;
 	t0 = clock_ns(clk);
 	abs_d = t0 + 200 * MS;
-	if (arm(fd, 1, abs_d, TWHEEL_ARM_ABSTIME) || arm(fd, 2, 100 * MS, 0))
+	if (arm1(fd, 1, abs_d, 0, TWHEEL_ARM_ABSTIME) || arm1(fd, 2, 100 * MS, 0, 0))
 		return 2;
 	t1 = clock_ns(clk);
 	if (query_deadline(fd, 1, &d) || d != abs_d)
@@ -204,7 +196,7 @@ static int dump_side(int wfd)
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int fd = open_wheel_on(CLOCK_MONOTONIC);
 
-	if (fd < 0 || arm(fd, 7, SEC, 0))
+	if (fd < 0 || arm1(fd, 7, SEC, 0, 0))
 		return 1;
 	if (ioctl(fd, TWHEEL_IOC_DUMP, &d) || d.done != 1 || out[0].id != 7 ||
 	    !(out[0].flags & TWHEEL_ARM_ABSTIME))

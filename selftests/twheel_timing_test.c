@@ -46,17 +46,6 @@ static double ms_of(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-/* ARM @n entries; returns 0 or -errno, *done = the batch's done. */
-static int tw_arm(int fd, struct twheel_arm *e, uint64_t n, uint64_t *done)
-{
-	struct twheel_batch b = { .ptr = (uint64_t)(uintptr_t)e, .count = n };
-	int r = ioctl(fd, TWHEEL_IOC_ARM, &b);
-
-	if (done)
-		*done = b.done;
-	return r < 0 ? -errno : 0;
-}
-
 static int tw_arm1(int fd, uint64_t id, uint64_t timeout, uint64_t data,
 		   uint32_t flags)
 {
@@ -64,57 +53,20 @@ static int tw_arm1(int fd, uint64_t id, uint64_t timeout, uint64_t data,
 		.id = id, .timeout_ns = timeout, .data = data, .flags = flags,
 	};
 	uint64_t done = 0;
-	int r = tw_arm(fd, &e, 1, &done);
+	int r = arm_n(fd, &e, 1, &done);
 
 	if (!r && done != 1)
 		return -EPROTO;
 	return r;
 }
 
-static int tw_cancel(int fd, const uint64_t *ids, uint64_t n, uint64_t *done)
-{
-	struct twheel_batch b = { .ptr = (uint64_t)(uintptr_t)ids, .count = n };
-	int r = ioctl(fd, TWHEEL_IOC_CANCEL, &b);
-
-	if (done)
-		*done = b.done;
-	return r < 0 ? -errno : 0;
-}
-
-static int tw_query(int fd, uint64_t id, struct twheel_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->id = id;
-	return ioctl(fd, TWHEEL_IOC_QUERY, q) < 0 ? -errno : 0;
-}
-
-static int tw_stats(int fd, struct twheel_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	return ioctl(fd, TWHEEL_IOC_GET_STATS, st) < 0 ? -errno : 0;
-}
-
 static uint64_t tw_fires(int fd)
 {
 	struct twheel_stats st;
 
-	if (tw_stats(fd, &st))
+	if (get_stats(fd, &st))
 		return UINT64_MAX;
 	return st.timer_fires;
-}
-
-/* Sets tick_ns and/or timeout_ns (0 = keep); returns 0 or -errno. */
-static int tw_config(int fd, uint64_t tick, uint64_t timeout)
-{
-	struct twheel_config c;
-
-	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, &c) < 0)
-		return -errno;
-	if (tick)
-		c.tick_ns = tick;
-	if (timeout)
-		c.timeout_ns = timeout;
-	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, &c) < 0 ? -errno : 0;
 }
 
 static int set_nonblock(int fd)
@@ -266,14 +218,14 @@ TEST_F_TIMEOUT(tw, never_early_sweep, 90)
 		e[i].data = 0xda7a000000000000ULL ^ ((uint64_t)i * 0x9e3779b97f4a7c15ULL);
 	}
 	t0 = now_ns();
-	ASSERT_EQ(0, tw_arm(self->fd, e, N, &done));
+	ASSERT_EQ(0, arm_n(self->fd, e, N, &done));
 	t1 = now_ns();
 	ASSERT_EQ((uint64_t)N, done);
 
 	for (i = 0; i < N; i++) {
 		struct twheel_query q;
 
-		ASSERT_EQ(0, tw_query(self->fd, e[i].id, &q));
+		ASSERT_EQ(0, query(self->fd, e[i].id, &q));
 		ASSERT_TRUE(q.state == TWHEEL_STATE_ARMED ||
 			    q.state == TWHEEL_STATE_EXPIRED);
 		ASSERT_EQ(0U, q.reserved);
@@ -287,7 +239,7 @@ TEST_F_TIMEOUT(tw, never_early_sweep, 90)
 	ASSERT_EQ(0, readable(self->fd, 0));
 	for (i = 0; i < N; i++)
 		maxlate = late[i] > maxlate ? late[i] : maxlate;
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ((uint64_t)N, st.expirations);
 	EXPECT_EQ((uint64_t)N, st.delivered);
 	EXPECT_EQ(0ULL, st.armed);
@@ -351,7 +303,7 @@ TEST_F_TIMEOUT(tw, ordering, 60)
 		e[i] = e[j];
 		e[j] = t;
 	}
-	ASSERT_EQ(0, tw_arm(self->fd, e, N, &done));
+	ASSERT_EQ(0, arm_n(self->fd, e, N, &done));
 	t1 = now_ns();
 	ASSERT_EQ((uint64_t)N, done);
 	TH_LOG("armed %d ids in %.3f ms; deadlines from +%.3f ms to +%.3f ms",
@@ -432,7 +384,7 @@ TEST_F_TIMEOUT(tw, level_horizons, 75)
 
 	NEED_DEV();
 	TH_LOG("seed %#llx", U(seed));
-	ASSERT_EQ(0, tw_config(self->fd, tick, 0));
+	ASSERT_EQ(0, config_set(self->fd, tick, 0, 0));
 	for (i = 0; i < G_NR; i++) {
 		late[i] = calloc(NMAX, sizeof(uint64_t));
 		ASSERT_TRUE(late[i] != NULL);
@@ -472,13 +424,13 @@ TEST_F_TIMEOUT(tw, level_horizons, 75)
 		if (e[i].timeout_ns > maxdl)
 			maxdl = e[i].timeout_ns;
 	}
-	ASSERT_EQ(0, tw_arm(self->fd, e, n, &done));
+	ASSERT_EQ(0, arm_n(self->fd, e, n, &done));
 	t1 = now_ns();
 	ASSERT_EQ((uint64_t)n, done);
 	for (i = 0; i < n; i++) {
 		struct twheel_query q;
 
-		ASSERT_EQ(0, tw_query(self->fd, e[i].id, &q));
+		ASSERT_EQ(0, query(self->fd, e[i].id, &q));
 		ASSERT_EQ(e[i].timeout_ns, q.deadline_ns);
 		w[i] = (struct want){ e[i].id, e[i].data, q.deadline_ns, false };
 		if (e[i].timeout_ns <= t1)
@@ -492,7 +444,7 @@ TEST_F_TIMEOUT(tw, level_horizons, 75)
 		late[grp[i]][ng[grp[i]]++] = lt[i];
 	sleep_ns(100 * MS);
 	ASSERT_EQ(0, readable(self->fd, 0));	/* exactly once */
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ((uint64_t)n, st.expirations);
 	EXPECT_EQ((uint64_t)n, st.delivered);
 	EXPECT_EQ(0ULL, st.armed);
@@ -542,12 +494,12 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	t0 = now_ns();
 	for (i = 0; i < NF; i++)
 		e[NF + i].timeout_ns = t0 + far[i];
-	ASSERT_EQ(0, tw_arm(self->fd, e, N, &done));
+	ASSERT_EQ(0, arm_n(self->fd, e, N, &done));
 	t1 = now_ns();
 	ASSERT_EQ((uint64_t)N, done);
 
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, tw_query(self->fd, e[i].id, &q));
+		ASSERT_EQ(0, query(self->fd, e[i].id, &q));
 		ASSERT_EQ((uint32_t)TWHEEL_STATE_ARMED, q.state);
 		ASSERT_EQ(e[i].data, q.data);
 		if (i < NF) {
@@ -571,26 +523,26 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	ASSERT_EQ(0, readable(self->fd, 0));
 	ASSERT_EQ(-1, read(self->fd, ev, sizeof(ev)));
 	ASSERT_EQ(EAGAIN, errno);
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	ASSERT_EQ((uint64_t)N, st.armed);
 	ASSERT_EQ(0ULL, st.pending);
 	ASSERT_EQ(0ULL, st.expirations);
 
 	/* a fresh empty fd, open for 1.5 s, never fired */
-	ASSERT_EQ(0, tw_stats(fd2, &st));
+	ASSERT_EQ(0, get_stats(fd2, &st));
 	ASSERT_EQ(0ULL, st.timer_fires);
 	ASSERT_EQ(0ULL, st.runs);
 	close(fd2);
 	fd2 = open_wheel(0);	/* and one sampled after exactly 0.5 s */
 	ASSERT_GE(fd2, 0);
 	sleep_ns(500 * MS);
-	ASSERT_EQ(0, tw_stats(fd2, &st));
+	ASSERT_EQ(0, get_stats(fd2, &st));
 	ASSERT_EQ(0ULL, st.timer_fires);
 	close(fd2);
 
 	/* a near id among the far ones: once it is read, quiet again */
 	ASSERT_EQ(0, tw_arm1(self->fd, 0xfa0000000300ULL, 50 * MS, 7, 0));
-	ASSERT_EQ(0, tw_query(self->fd, 0xfa0000000300ULL, &q));
+	ASSERT_EQ(0, query(self->fd, 0xfa0000000300ULL, &q));
 	dlnear = q.deadline_ns;
 	ASSERT_EQ(1, readable(self->fd, 20000));
 	ASSERT_EQ((ssize_t)sizeof(ev[0]), read(self->fd, ev, sizeof(ev)));
@@ -613,14 +565,14 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	}
 	ids[N + NEAR] = 0xfa0000000300ULL;	/* already read: absent */
 	ta = now_ns();
-	ASSERT_EQ(0, tw_arm(self->fd, near, NEAR, &done));
-	ASSERT_EQ(0, tw_cancel(self->fd, ids, N + NEAR + 1, &done));
+	ASSERT_EQ(0, arm_n(self->fd, near, NEAR, &done));
+	ASSERT_EQ(0, cancel_n(self->fd, ids, N + NEAR + 1, &done));
 	tc = now_ns();
 	/* a near id may expire before the cancel only if we were that late */
 	for (i = 0; i < NEAR; i++)
 		may += ta + near[i].timeout_ns <= tc;
 	ASSERT_EQ((uint64_t)(N + NEAR), done);
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	ASSERT_EQ(0ULL, st.armed);
 	ASSERT_EQ(0ULL, st.pending);
 	f0 = st.timer_fires;
@@ -630,7 +582,7 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	       U(f0), U(f1));
 	ASSERT_EQ(f0, f1) TH_LOG("timer still firing with nothing armed");
 	ASSERT_EQ(0, readable(self->fd, 0));
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	if (may)
 		TH_LOG("descheduled %.1f ms between ARM and CANCEL: %llu near ids were due",
 		       (tc - ta) / 1e6, U(may));
@@ -662,8 +614,8 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 60)
 		bool hiccup = false;
 		ssize_t rr;
 
-		ASSERT_EQ(0, tw_config(self->fd, 0, tmo));
-		ASSERT_EQ(0, tw_stats(self->fd, &st));
+		ASSERT_EQ(0, config_set(self->fd, 0, tmo, 0));
+		ASSERT_EQ(0, get_stats(self->fd, &st));
 		exp0 = st.expirations;
 		start = now_ns();
 		while (now_ns() - start < 3 * tmo) {
@@ -687,7 +639,7 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 60)
 				hiccup = true;	/* the touch may have come too late */
 				break;
 			}
-			ASSERT_EQ(0, tw_query(self->fd, id, &q));
+			ASSERT_EQ(0, query(self->fd, id, &q));
 			ASSERT_EQ((uint32_t)TWHEEL_STATE_ARMED, q.state);
 			ASSERT_GE(q.deadline_ns, tb + tmo);
 			ASSERT_LE(q.deadline_ns, ta + tmo);
@@ -701,15 +653,15 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 60)
 		if (hiccup) {
 			TH_LOG("attempt %u: descheduled past the deadline, retrying",
 			       attempt);
-			tw_cancel(self->fd, &id, 1, NULL);
+			cancel_n(self->fd, &id, 1, NULL);
 			while (read(self->fd, ev, sizeof(ev)) > 0)
 				;
 			continue;
 		}
-		ASSERT_EQ(0, tw_stats(self->fd, &st));
+		ASSERT_EQ(0, get_stats(self->fd, &st));
 		ASSERT_EQ(exp0, st.expirations)
 			TH_LOG("the id expired while being touched every tmo/5");
-		ASSERT_EQ(0, tw_query(self->fd, id, &q));
+		ASSERT_EQ(0, query(self->fd, id, &q));
 		ASSERT_EQ((uint32_t)TWHEEL_STATE_ARMED, q.state);
 		ASSERT_EQ(last, q.deadline_ns);
 		ASSERT_EQ(1, readable(self->fd, 20000));
@@ -724,7 +676,7 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 60)
 		       ms_of(ev[0].expired_ns - start - tmo));
 		sleep_ns(200 * MS);
 		ASSERT_EQ(0, readable(self->fd, 0));	/* expires once */
-		ASSERT_EQ(0, tw_stats(self->fd, &st));
+		ASSERT_EQ(0, get_stats(self->fd, &st));
 		ASSERT_EQ(exp0 + 1, st.expirations);
 		return;
 	}
@@ -764,7 +716,7 @@ TEST_F_TIMEOUT(tw, blocked_reader_woken, 30)
 	ASSERT_EQ(0, pthread_create(&th, NULL, reader_fn, &a));
 	sleep_ns(100 * MS);	/* let it block */
 	ASSERT_EQ(0, tw_arm1(self->fd, 0xb10c0002ULL, 50 * MS, 0xd00d, 0));
-	ASSERT_EQ(0, tw_query(self->fd, 0xb10c0002ULL, &q));
+	ASSERT_EQ(0, query(self->fd, 0xb10c0002ULL, &q));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 10;
 	r = pthread_timedjoin_np(th, NULL, &ts);
@@ -814,7 +766,7 @@ static void epoll_case(struct __test_metadata *_metadata, int fd, bool et)
 	       et ? "edge" : "level", ms_of(now_ns() - t));
 
 	ASSERT_EQ(0, tw_arm1(fd, 0xe0a0ULL, 50 * MS, 1, 0));
-	ASSERT_EQ(0, tw_query(fd, 0xe0a0ULL, &qa));
+	ASSERT_EQ(0, query(fd, 0xe0a0ULL, &qa));
 	n = epoll_wait(ep, out, 4, 20000);
 	after = now_ns();
 	ASSERT_EQ(1, n);
@@ -832,7 +784,7 @@ static void epoll_case(struct __test_metadata *_metadata, int fd, bool et)
 		/* edge: reported once; a new expiry is a new edge */
 		ASSERT_EQ(0, epoll_wait(ep, out, 4, 100));
 		ASSERT_EQ(0, tw_arm1(fd, 0xe0b0ULL, 30 * MS, 2, 0));
-		ASSERT_EQ(0, tw_query(fd, 0xe0b0ULL, &qb));
+		ASSERT_EQ(0, query(fd, 0xe0b0ULL, &qb));
 		n = epoll_wait(ep, out, 4, 20000);
 		after = now_ns();
 		ASSERT_EQ(1, n);
@@ -851,7 +803,7 @@ static void epoll_case(struct __test_metadata *_metadata, int fd, bool et)
 
 	/* drained, only far ids left: no wake-up */
 	ASSERT_EQ(0, epoll_wait(ep, out, 4, 100));
-	ASSERT_EQ(0, tw_cancel(fd, far, 2, &done));
+	ASSERT_EQ(0, cancel_n(fd, far, 2, &done));
 	ASSERT_EQ(2ULL, (unsigned long long)done);
 	close(ep);
 }
@@ -918,7 +870,7 @@ TEST_F_TIMEOUT(tw, fork_shared_wheel, 30)
 	pid_t pid;
 
 	NEED_DEV();
-	ASSERT_EQ(0, tw_config(self->fd, 0, 30 * MS));	/* touch timeout */
+	ASSERT_EQ(0, config_set(self->fd, 0, 30 * MS, 0));	/* touch timeout */
 	/* an id of the parent's that the child will touch */
 	ASSERT_EQ(0, tw_arm1(self->fd, 0xf0f0ULL, 3600 * SEC, 0xabcULL, 0));
 
@@ -934,7 +886,7 @@ TEST_F_TIMEOUT(tw, fork_shared_wheel, 30)
 			ce[i].timeout_ns = (20 + i) * MS;
 			ce[i].data = 0xc0de0000ULL + i;
 		}
-		if (tw_arm(self->fd, ce, NA, &done) || done != NA)
+		if (arm_n(self->fd, ce, NA, &done) || done != NA)
 			_exit(10);
 		for (i = 0; i < NT; i++)
 			t[i] = 0xf100ULL + i;
@@ -951,7 +903,7 @@ TEST_F_TIMEOUT(tw, fork_shared_wheel, 30)
 	for (i = 0; i < NA + NT + 1; i++) {
 		w[i].id = i < NA ? 0xf000ULL + i : i < NA + NT ? 0xf100ULL + i - NA : 0xf0f0ULL;
 		w[i].data = i < NA ? 0xc0de0000ULL + i : i < NA + NT ? 0 : 0xabcULL;
-		ASSERT_EQ(0, tw_query(self->fd, w[i].id, &q)) TH_LOG("id %#llx", U(w[i].id));
+		ASSERT_EQ(0, query(self->fd, w[i].id, &q)) TH_LOG("id %#llx", U(w[i].id));
 		ASSERT_EQ(w[i].data, q.data);
 		ASSERT_LT(q.deadline_ns, now_ns() + 1 * SEC);	/* the touch moved 0xf0f0 */
 		w[i].deadline = q.deadline_ns;
@@ -967,9 +919,9 @@ TEST_F_TIMEOUT(tw, fork_shared_wheel, 30)
 		ids[i] = e[i].id;
 		data[i] = e[i].data;
 	}
-	ASSERT_EQ(0, tw_arm(self->fd, e, NP, &done));
+	ASSERT_EQ(0, arm_n(self->fd, e, NP, &done));
 	for (i = 0; i < NP; i++) {
-		ASSERT_EQ(0, tw_query(self->fd, ids[i], &q));
+		ASSERT_EQ(0, query(self->fd, ids[i], &q));
 		dl[i] = q.deadline_ns;
 	}
 	pid = fork();
@@ -983,7 +935,7 @@ TEST_F_TIMEOUT(tw, fork_shared_wheel, 30)
 		TH_LOG("child 2 status %#x (20 timeout, 22 wrong id, 23 wrong data/deadline, 24 early)",
 		       status);
 	ASSERT_EQ(0, readable(self->fd, 0));
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	ASSERT_EQ((uint64_t)(NA + NT + 1 + NP), st.delivered);
 	ASSERT_EQ(0ULL, st.armed);
 	ASSERT_EQ(0ULL, st.pending);
@@ -1062,7 +1014,7 @@ static void *th_worker_fn(void *p)
 				e[i].timeout_ns = rng_range(&r, 5 * MS, 50 * MS);
 				e[i].data = ((uint64_t)(w + 1) << 48) | ++seq;
 			}
-			err = tw_arm(s->fd, e, n, &done);
+			err = arm_n(s->fd, e, n, &done);
 			if (err || done != n)
 				th_fail(s, "worker %u: ARM: %d done %llu", w, err, U(done));
 			s->ops[w][0]++;
@@ -1073,12 +1025,12 @@ static void *th_worker_fn(void *p)
 				th_fail(s, "worker %u: write %zd: %s", w, rr, strerror(errno));
 			s->ops[w][1]++;
 		} else if (op < 90) {
-			err = tw_cancel(s->fd, ids, n, &done);
+			err = cancel_n(s->fd, ids, n, &done);
 			if (err || done > n)
 				th_fail(s, "worker %u: CANCEL: %d done %llu", w, err, U(done));
 			s->ops[w][2]++;
 		} else {
-			err = tw_query(s->fd, ids[0], &q);
+			err = query(s->fd, ids[0], &q);
 			if (err && err != -ENOENT)
 				th_fail(s, "worker %u: QUERY: %d", w, err);
 			if (!err && (q.reserved || (q.state != TWHEEL_STATE_ARMED &&
@@ -1154,7 +1106,7 @@ TEST_F_TIMEOUT(tw, threads_one_fd, 60)
 	NEED_DEV();
 	TH_LOG("seed %#llx", U(s.seed));
 	ASSERT_EQ(0, set_nonblock(self->fd));
-	ASSERT_EQ(0, tw_config(self->fd, 0, 20 * MS));	/* touch timeout */
+	ASSERT_EQ(0, config_set(self->fd, 0, 20 * MS, 0));	/* touch timeout */
 	pthread_mutex_init(&s.lock, NULL);
 	s.evs = calloc(TH_MAX_EV, sizeof(*s.evs));
 	ASSERT_TRUE(s.evs != NULL);
@@ -1174,7 +1126,7 @@ TEST_F_TIMEOUT(tw, threads_one_fd, 60)
 	sleep_ns(100 * MS);
 	t = now_ns();
 	do {
-		ASSERT_EQ(0, tw_stats(self->fd, &st));
+		ASSERT_EQ(0, get_stats(self->fd, &st));
 		if (!st.armed && !st.pending)
 			break;
 		sleep_ns(20 * MS);
@@ -1191,7 +1143,7 @@ TEST_F_TIMEOUT(tw, threads_one_fd, 60)
 	for (w = 0; w < TH_WORKERS; w++) {
 		for (k = 0; k < TH_RANGE; k++) {
 			struct twheel_query q;
-			int err = tw_query(self->fd, th_id(w, k), &q);
+			int err = query(self->fd, th_id(w, k), &q);
 
 			ASSERT_EQ(-ENOENT, err)
 				TH_LOG("id %#llx still present: state %u deadline %.3f ms ago",
@@ -1235,7 +1187,7 @@ TEST_F_TIMEOUT(tw, threads_one_fd, 60)
 		ASSERT_NE(datas[i], datas[i - 1])
 			TH_LOG("the ARM with data %#llx was delivered twice", U(datas[i]));
 
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	ASSERT_EQ(0ULL, st.armed);
 	ASSERT_EQ(0ULL, st.pending);
 	ASSERT_EQ((uint64_t)s.nev, st.delivered);
@@ -1295,7 +1247,7 @@ TEST_F_TIMEOUT(tw, close_while_due, 120)
 		fd = open_wheel(0);
 		ASSERT_GE(fd, 0);
 		if (rng_pct(&r, 25))
-			ASSERT_EQ(0, tw_config(fd, TWHEEL_TICK_MIN_NS, 0));
+			ASSERT_EQ(0, config_set(fd, TWHEEL_TICK_MIN_NS, 0, 0));
 		memset(e, 0, n * sizeof(*e));
 		for (i = 0; i < n; i++) {
 			e[i].id = rng_next(&r);
@@ -1307,7 +1259,7 @@ TEST_F_TIMEOUT(tw, close_while_due, 120)
 				e[i].flags = TWHEEL_ARM_ABSTIME;
 			}
 		}
-		ASSERT_EQ(0, tw_arm(fd, e, n, &done));
+		ASSERT_EQ(0, arm_n(fd, e, n, &done));
 		ASSERT_EQ((uint64_t)n, done);
 		ids_total += n;
 		mode = (unsigned int)rng_range(&r, 0, 3);
@@ -1367,10 +1319,10 @@ TEST_F_TIMEOUT(tw, two_fds_independent, 30)
 		eb[i].timeout_ns = 3600 * SEC;
 		eb[i].data = 0xbbbb0000ULL + i;
 	}
-	ASSERT_EQ(0, tw_arm(self->fd, ea, N, &done));
-	ASSERT_EQ(0, tw_arm(fb, eb, N, &done));
+	ASSERT_EQ(0, arm_n(self->fd, ea, N, &done));
+	ASSERT_EQ(0, arm_n(fb, eb, N, &done));
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, tw_query(self->fd, ea[i].id, &q));
+		ASSERT_EQ(0, query(self->fd, ea[i].id, &q));
 		w[i] = (struct want){ ea[i].id, ea[i].data, q.deadline_ns, false };
 	}
 	read_want(_metadata, self->fd, w, N, NULL, NULL);
@@ -1379,12 +1331,12 @@ TEST_F_TIMEOUT(tw, two_fds_independent, 30)
 	ASSERT_EQ(-1, read(fb, ev, sizeof(ev)));
 	ASSERT_EQ(EAGAIN, errno);
 	for (i = 0; i < N; i++) {
-		ASSERT_EQ(0, tw_query(fb, eb[i].id, &q));
+		ASSERT_EQ(0, query(fb, eb[i].id, &q));
 		ASSERT_EQ((uint32_t)TWHEEL_STATE_ARMED, q.state);
 		ASSERT_EQ(eb[i].data, q.data);
 		ASSERT_GT(q.deadline_ns, now_ns() + 3500 * SEC);
 	}
-	ASSERT_EQ(0, tw_stats(fb, &st));
+	ASSERT_EQ(0, get_stats(fb, &st));
 	ASSERT_EQ(0ULL, st.expirations);
 	ASSERT_EQ(0ULL, st.timer_fires);
 	ASSERT_EQ((uint64_t)N, st.armed);
@@ -1400,11 +1352,11 @@ TEST_F_TIMEOUT(tw, two_fds_independent, 30)
 	ASSERT_EQ(0, readable(self->fd, 0));
 	ASSERT_EQ(-1, read(self->fd, ev, sizeof(ev)));
 	ASSERT_EQ(EAGAIN, errno);
-	ASSERT_EQ(-ENOENT, tw_query(self->fd, 0x2fd0000000000100ULL, &q));
-	ASSERT_EQ(0, tw_stats(self->fd, &st));
+	ASSERT_EQ(-ENOENT, query(self->fd, 0x2fd0000000000100ULL, &q));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
 	ASSERT_EQ((uint64_t)N, st.expirations);
 	ASSERT_EQ((uint64_t)N, st.delivered);
-	ASSERT_EQ(0, tw_stats(fb, &st));
+	ASSERT_EQ(0, get_stats(fb, &st));
 	ASSERT_EQ(1ULL, st.expirations);
 	TH_LOG("fd B timer_fires %llu -> %llu for its one near id",
 	       U(fires_b), U(st.timer_fires));
