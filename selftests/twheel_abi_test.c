@@ -65,27 +65,6 @@ static_assert(offsetof(struct twheel_event, expired_ns) == 24, "event.expired_ns
 /* NULL, hidden from the compiler's nonnull checks */
 static void *volatile vnull;
 
-static long page_size(void)
-{
-	return sysconf(_SC_PAGESIZE);
-}
-
-/* Two pages mapped, the second unmapped again: returns the first page. */
-static char *map_hole(void)
-{
-	long ps = page_size();
-	char *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	if (munmap(p + ps, ps)) {
-		munmap(p, 2 * ps);
-		return NULL;
-	}
-	return p;
-}
-
 /* An unmapped page (mapped then unmapped). */
 static void *unmapped_page(void)
 {
@@ -140,26 +119,6 @@ static int get_config(int fd, struct twheel_config *c)
 static int set_config(int fd, const struct twheel_config *c)
 {
 	return ioctl(fd, TWHEEL_IOC_SET_CONFIG, c) ? -errno : 0;
-}
-
-static int set_nonblock(int fd, int on)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0)
-		return -1;
-	return fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
-}
-
-static bool all_bytes(const void *p, int c, size_t n)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (b[i] != (unsigned char)c)
-			return false;
-	return true;
 }
 
 /*
@@ -590,7 +549,7 @@ TEST(write_enospc)
 static void partial_write(struct __test_metadata *_metadata, unsigned int before,
 			  unsigned int after)
 {
-	char *page = map_hole();
+	char *page = map_hole(false);
 	long ps = page_size();
 	struct twheel_stats st;
 	__u64 *ids;
@@ -963,7 +922,7 @@ TEST(arm_count_edges)
 TEST(arm_count_huge_efault)
 {
 	long ps = page_size();
-	char *page = map_hole();
+	char *page = map_hole(false);
 	struct twheel_arm *e = (struct twheel_arm *)page;
 	unsigned int n = (unsigned int)(ps / sizeof(*e)), i;
 	struct twheel_stats st;
@@ -992,7 +951,7 @@ TEST(arm_count_huge_efault)
 TEST(arm_partial_fault_small)
 {
 	long ps = page_size();
-	char *page = map_hole();
+	char *page = map_hole(false);
 	struct twheel_arm *e;
 	struct twheel_stats st;
 	uint64_t done;
@@ -1767,7 +1726,7 @@ TEST(read_partial_mapped)
 {
 	enum { K = 3, N = 8 };
 	long ps = page_size();
-	char *page = map_hole();
+	char *page = map_hole(false);
 	struct twheel_event *buf, ev[N];
 	int fd, i;
 

@@ -26,20 +26,6 @@
 
 #define TRACING "/sys/kernel/tracing"
 
-static long read_long(const char *path)
-{
-	char buf[64] = "";
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 static int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);

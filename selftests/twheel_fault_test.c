@@ -63,47 +63,6 @@
 #define DBG		"/sys/kernel/debug"
 #define ARMSZ		sizeof(struct twheel_arm)
 
-static bool all_bytes(const void *p, int c, size_t n)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (b[i] != (unsigned char)c)
-			return false;
-	return true;
-}
-
-static long sysfs_long(const char *name)
-{
-	char path[128], buf[32] = "";
-	FILE *f;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/sys/class/misc/twheel/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 10);
-	fclose(f);
-	return v;
-}
-
-/* @n pages read/write, followed by an unmapped page; NULL on failure. */
-static void *map_hole(size_t n)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-	char *p = mmap(NULL, (n + 1) * ps, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	munmap(p + n * ps, ps);
-	memset(p, 0, n * ps);
-	return p;
-}
-
 /* ------------------------------------------------ fault-injection setup */
 
 /* debugfs knobs and the values used here (restored afterwards) */
@@ -931,16 +890,11 @@ TEST_F_TIMEOUT(fault, fail_nth_each_op, 1500)
 
 /* --------------------------------------------------------------- bounds */
 
-static long psz(void)
-{
-	return sysconf(_SC_PAGESIZE);
-}
-
 TEST(bounds_write_read)
 {
-	long ps = psz(), i;
-	uint64_t *ids = map_hole(1), id = 42;
-	struct twheel_event *ev = map_hole(1);
+	long ps = page_size(), i;
+	uint64_t *ids = map_hole(true), id = 42;
+	struct twheel_event *ev = map_hole(true);
 	struct twheel_stats st;
 	volatile size_t huge = SIZE_MAX;	/* hidden from -Wstringop-overflow */
 	size_t wrap;
@@ -1009,9 +963,9 @@ TEST(bounds_write_read)
  */
 TEST(bounds_arm_cancel)
 {
-	long ps = psz(), i, per = ps / (long)ARMSZ;
-	struct twheel_arm *a = map_hole(1);
-	uint64_t *ids = map_hole(1), done, far = now_ns() + HOUR;
+	long ps = page_size(), i, per = ps / (long)ARMSZ;
+	struct twheel_arm *a = map_hole(true);
+	uint64_t *ids = map_hole(true), done, far = now_ns() + HOUR;
 	struct twheel_stats st;
 	int fd, ret;
 
@@ -1066,8 +1020,8 @@ static int dump(int fd, void *p, uint64_t count, uint64_t cursor,
 
 TEST(bounds_dump)
 {
-	long ps = psz(), i, per = ps / (long)ARMSZ;
-	struct twheel_arm *a = map_hole(1);
+	long ps = page_size(), i, per = ps / (long)ARMSZ;
+	struct twheel_arm *a = map_hole(true);
 	struct twheel_dump d;
 	uint64_t id;
 	int fd, ret;
@@ -1293,8 +1247,8 @@ TEST(leaks_zeroed_reserved)
 TEST(leaks_read_straddling_record)
 {
 	const int k = 3, more = 4;
-	long ps = psz();
-	char *page = map_hole(1), *buf;
+	long ps = page_size();
+	char *page = map_hole(true), *buf;
 	struct twheel_event ev[8];
 	size_t tail = k * EVSZ + EVSZ / 2;
 	int fd, i;

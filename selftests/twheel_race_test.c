@@ -50,22 +50,6 @@
 #include "kselftest_harness.h"
 #include "twheel_test.h"
 
-static long sysfs_long(const char *name)
-{
-	char path[128], buf[32] = "";
-	FILE *f;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/sys/class/misc/twheel/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* The module-wide fd count returns to @want (closes may finish late). */
 static bool fds_settle(long want)
 {

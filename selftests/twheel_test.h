@@ -16,9 +16,11 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,24 +71,29 @@ static inline uint64_t now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-/* Sleeps @ns, resumed after a signal handler until the whole time passed. */
-static inline void sleep_ns(uint64_t ns)
+static inline struct timespec ts_of(uint64_t ns)
 {
 	struct timespec ts = {
 		.tv_sec = (time_t)(ns / SEC),
 		.tv_nsec = (long)(ns % SEC),
 	};
 
+	return ts;
+}
+
+/* Sleeps @ns, resumed after a signal handler until the whole time passed. */
+static inline void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = ts_of(ns);
+
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
 
+/* Sleeps until @t on CLOCK_MONOTONIC. */
 static inline void sleep_until(uint64_t t)
 {
-	struct timespec ts = {
-		.tv_sec = (time_t)(t / SEC),
-		.tv_nsec = (long)(t % SEC),
-	};
+	struct timespec ts = ts_of(t);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
@@ -221,6 +228,81 @@ static inline int set_timeout(int fd, uint64_t timeout_ns)
 static inline int set_max_ids(int fd, uint64_t max)
 {
 	return config_set(fd, 0, 0, max);
+}
+
+/* ---- fds, files and memory --------------------------------------------- */
+
+/* O_NONBLOCK on (@on) or off; -1 and errno on failure */
+static inline int set_nonblock(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+/* The number a file (sysfs, a module parameter) starts with; -1 if unread. */
+static inline long read_long(const char *path)
+{
+	char buf[64] = "";
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtol(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* /sys/class/misc/twheel/@name: the module-wide "ids" or "fds" */
+static inline long sysfs_long(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/misc/twheel/%s", name);
+	return read_long(path);
+}
+
+/* Whether the @n bytes at @p all equal @c. */
+static inline bool all_bytes(const void *p, int c, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] != (unsigned char)c)
+			return false;
+	return true;
+}
+
+static inline long page_size(void)
+{
+	return sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A read/write page followed by an unmapped one: returns the first, NULL
+ * on failure.  @touch: zeroed by a write, so it is populated before the
+ * kernel sees it; else as mmap() left it.
+ */
+static inline void *map_hole(bool touch)
+{
+	long ps = page_size();
+	char *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (munmap(p + ps, ps)) {
+		munmap(p, 2 * ps);
+		return NULL;
+	}
+	if (touch)
+		memset(p, 0, ps);
+	return p;
 }
 
 /* Ids 1..n in a buffer the caller frees (NULL if out of memory). */

@@ -69,13 +69,6 @@ static uint64_t tw_fires(int fd)
 	return st.timer_fires;
 }
 
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 /* 1 if an event is queued now, 0 if not, -1 on error. */
 static int readable(int fd, int timeout_ms)
 {
@@ -474,7 +467,7 @@ TEST_F_TIMEOUT(tw, far_future_idle, 40)
 	int fd2;
 
 	NEED_DEV();
-	ASSERT_EQ(0, set_nonblock(self->fd));
+	ASSERT_EQ(0, set_nonblock(self->fd, 1));
 	memset(e, 0, sizeof(e));
 	for (i = 0; i < NF; i++) {
 		e[i].id = 0xfa0000000000ULL + i;
@@ -606,7 +599,7 @@ TEST_F_TIMEOUT(tw, touch_moves_deadline, 60)
 	unsigned int attempt;
 
 	NEED_DEV();
-	ASSERT_EQ(0, set_nonblock(self->fd));
+	ASSERT_EQ(0, set_nonblock(self->fd, 1));
 	for (attempt = 0; attempt < 5; attempt++) {
 		uint64_t id = 0x70c4000000000000ULL + attempt, start, last = 0, exp0;
 		const uint64_t tmo = (100 * MS) << attempt;
@@ -753,7 +746,7 @@ static void epoll_case(struct __test_metadata *_metadata, int fd, bool et)
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_GE(ep, 0);
-	ASSERT_EQ(0, set_nonblock(fd));
+	ASSERT_EQ(0, set_nonblock(fd, 1));
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee));
 	ASSERT_EQ(0, tw_arm1(fd, far[0], 3600 * SEC, 0, 0));
 	ASSERT_EQ(0, tw_arm1(fd, far[1], 24 * 3600 * SEC, 0, 0));
@@ -1105,7 +1098,7 @@ TEST_F_TIMEOUT(tw, threads_one_fd, 60)
 
 	NEED_DEV();
 	TH_LOG("seed %#llx", U(s.seed));
-	ASSERT_EQ(0, set_nonblock(self->fd));
+	ASSERT_EQ(0, set_nonblock(self->fd, 1));
 	ASSERT_EQ(0, config_set(self->fd, 0, 20 * MS, 0));	/* touch timeout */
 	pthread_mutex_init(&s.lock, NULL);
 	s.evs = calloc(TH_MAX_EV, sizeof(*s.evs));
@@ -1308,7 +1301,7 @@ TEST_F_TIMEOUT(tw, two_fds_independent, 30)
 	NEED_DEV();
 	fb = open_wheel(0);
 	ASSERT_GE(fb, 0);
-	ASSERT_EQ(0, set_nonblock(fb));
+	ASSERT_EQ(0, set_nonblock(fb, 1));
 	memset(ea, 0, sizeof(ea));
 	memset(eb, 0, sizeof(eb));
 	for (i = 0; i < N; i++) {
@@ -1343,7 +1336,7 @@ TEST_F_TIMEOUT(tw, two_fds_independent, 30)
 	fires_b = st.timer_fires;
 
 	/* and the other way round: B's expiries don't show on A */
-	ASSERT_EQ(0, set_nonblock(self->fd));
+	ASSERT_EQ(0, set_nonblock(self->fd, 1));
 	ASSERT_EQ(0, tw_arm1(fb, 0x2fd0000000000100ULL, 30 * MS, 0xb0, 0));
 	ASSERT_EQ(1, readable(fb, 20000));
 	ASSERT_EQ((ssize_t)sizeof(ev[0]), read(fb, ev, sizeof(ev)));
