@@ -429,7 +429,7 @@ static uint64_t flood_id(unsigned int fam, uint64_t i, struct rng *r)
 	case 1: return i;					/* dense */
 	case 2: return i << 20;
 	case 3: return i << 32;
-	case 4: return i * 0x9e3779b97f4a7c15ULL;		/* splitmix's constant */
+	case 4: return i * SPLITMIX64_GAMMA;
 	case 5: return i * 0x0e217c1e66c88cc3ULL;		/* old keys 0, 1, 2 */
 	case 6: return (0xabcdULL << 48 | i << 8) * 0x0e217c1e66c88cc3ULL;
 	case 7: return 0xffff000000000000ULL | i;		/* top bits shared */

@@ -318,13 +318,16 @@ static inline uint64_t *seq_ids(size_t n)
 
 /* ---- PRNG: splitmix64, deterministic for a given seed ---------------- */
 
+/* splitmix64's increment, 2^64 / the golden ratio: an odd multiplier too */
+#define SPLITMIX64_GAMMA	0x9e3779b97f4a7c15ULL
+
 struct rng {
 	uint64_t s;
 };
 
 static inline uint64_t rng_next(struct rng *r)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = (r->s += SPLITMIX64_GAMMA);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;

@@ -208,7 +208,7 @@ TEST_F_TIMEOUT(tw, never_early_sweep, 90)
 		/* timeouts interleaved, ids using the upper 32 bits */
 		e[i].id = 0x5eed000000000000ULL + (uint64_t)i * 0x100000001ULL;
 		e[i].timeout_ns = tmo[i % NT];
-		e[i].data = 0xda7a000000000000ULL ^ ((uint64_t)i * 0x9e3779b97f4a7c15ULL);
+		e[i].data = 0xda7a000000000000ULL ^ ((uint64_t)i * SPLITMIX64_GAMMA);
 	}
 	t0 = now_ns();
 	ASSERT_EQ(0, arm_n(self->fd, e, N, &done));
