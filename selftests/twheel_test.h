@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The helpers the twheel selftests share, one header for the tier:
- * CLOCK_MONOTONIC (the wheel's default clock) in ns, sleeping until a time
- * on it, the run's seed, the fd's default timeout and cap on ids, runs of
- * ids, a seeded PRNG, an id -> index hash map and a bitmap.  A helper that
- * one suite alone uses stays in that suite.
+ * The helpers the twheel selftests share, one header for the tier: the
+ * units, opening /dev/twheel or skipping (OPEN_OR_SKIP), the clocks in ns
+ * and sleeps on them, the run's seed, the ioctls as 0 or -errno (batch
+ * ARM/CANCEL, QUERY, GET_STATS, the config), fd, sysfs and page helpers,
+ * runs of ids, a seeded PRNG (splitmix64), an id -> index hash map and a
+ * bitmap.  A helper that one suite alone uses stays in that suite.
  *
- * Header-only, so that each suite stays one translation unit
- * (kselftest_harness.h defines non-static symbols).
+ * Include it after kselftest_harness.h (OPEN_OR_SKIP uses SKIP() and
+ * ASSERT_LE()).  Header-only, so that each suite stays one translation
+ * unit (kselftest_harness.h defines non-static symbols).
  */
 #ifndef TWHEEL_SELFTEST_H
 #define TWHEEL_SELFTEST_H
