@@ -411,14 +411,22 @@ TEST_F_TIMEOUT(scale, heartbeat, 300)
  * sample shows the ids armed).  100K ids (TWHEEL_SLOW_KERNEL: 4K).
  */
 #define F_FAMILIES	9
-#define F_ROUNDS	3
+#define F_ROUNDS	5
 /*
  * Each timed touch lasts at least this long (whole passes over the ids):
  * the debug guest may run on the jiffies clocksource, whose 4 ms steps
  * timed a 4K-id pass as 0 or 977 ns per touch.
  */
 #define F_MIN_NS	(200 * MS)
-#define F_BOUND		4.0	/* ns per touch, against random ids */
+/*
+ * ns per touch, against random ids.  The defect is a run as long as the
+ * table: 1.6 ms per id at 100K ids, some 8000 times random ids' cost.  On
+ * a busy 2-core host the TCG guest's cheapest rounds measured up to 5.3x
+ * for a family the index spreads like random ids (CI run with the other
+ * core busy and a kernel build beside it); finer flaws of the key mix are
+ * counted, not timed, by the KUnit case twt_index_flooding.
+ */
+#define F_BOUND		20.0
 /* arming a family this much dearer than random ids is flooding: stop */
 #define F_ARM_GIVE_UP	50
 
