@@ -776,13 +776,13 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 {
 	struct tw_walk a, b;
 	unsigned long nr = 0;
-	bool short_ = false, odd;
+	bool short_ = false, odd = false;
 	u64 c = *cursor, from;
 
 	if (c == TW_CURSOR_END)
 		return 0;
+	/* an odd cursor is never returned as it came: only the split sets odd */
 	from = tw_cursor_key(c);
-	odd = from & 1;
 	c = from >> 1;
 	tw_walk_start(&a, x, x->nr_tab ? x->tab : NULL, x->size, 0, from,
 		      *budget);
@@ -810,10 +810,7 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 		/* a cell is stored only when both its keys were seen */
 		if (part && (!w || (w->key | 1) >= lim)) {
 			if (nr || lim >> 1 > c) {
-				if (lim >> 1 > c) {
-					c = lim >> 1;
-					odd = false;
-				}
+				c = max(c, lim >> 1);
 				short_ = true;
 				break;
 			}
@@ -830,7 +827,6 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 		}
 		if (!w) {
 			c = TW_CURSOR_END;
-			odd = false;
 			break;
 		}
 		cell = w->key >> 1;
@@ -838,7 +834,6 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 			pair = tw_index_find(x, tw_key_id(x, w->key | 1));
 		if (nr + 1 + !!pair > room) {
 			c = cell;
-			odd = false;
 			/* room 1 and nothing stored: the even key alone */
 			if (!nr && cell + 1 < TW_CURSOR_END) {
 				out[nr++] = w->t[w->p];
@@ -850,7 +845,6 @@ unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 		if (pair)
 			out[nr++] = *pair;
 		c = cell + 1;
-		odd = false;
 		if (nr == room || c == TW_CURSOR_END)
 			break;
 		tw_walk_skip(&a, c << 1);
