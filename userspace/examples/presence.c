@@ -109,6 +109,34 @@ static void usage(FILE *f, int status)
 "Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n");
 }
 
+static void default_opts(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->users = 1000000;
+	o->timeout_ns = 30 * NSEC_PER_SEC;
+	o->away_ns = 300 * NSEC_PER_SEC;
+	o->tick_ns = 10 * NSEC_PER_MSEC;
+	o->slack_ns = 200 * NSEC_PER_MSEC;
+	o->max_late_ns = 5000 * NSEC_PER_MSEC;
+	o->batch = 8192;
+	o->seed = 1;
+	o->silent = 0.1;
+	o->idle = 0.1;
+}
+
+/* Defaults that depend on other options, and the options' constraints. */
+static void check_opts(struct opts *o)
+{
+	if (!o->interval_ns)
+		o->interval_ns = o->timeout_ns / 3;
+	if (!o->duration_ns)
+		o->duration_ns = 2 * o->timeout_ns + 10 * NSEC_PER_SEC;
+	if (o->interval_ns * 2 > o->timeout_ns)
+		usage_error("--interval must be at most half of --timeout");
+	if (o->interval_ns * 2 > o->away_ns)
+		usage_error("--interval must be at most half of --away");
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -131,18 +159,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	};
 	int c, li;
 
-	memset(o, 0, sizeof(*o));
-	o->users = 1000000;
-	o->timeout_ns = 30 * NSEC_PER_SEC;
-	o->away_ns = 300 * NSEC_PER_SEC;
-	o->tick_ns = 10 * NSEC_PER_MSEC;
-	o->slack_ns = 200 * NSEC_PER_MSEC;
-	o->max_late_ns = 5000 * NSEC_PER_MSEC;
-	o->batch = 8192;
-	o->seed = 1;
-	o->silent = 0.1;
-	o->idle = 0.1;
-
+	default_opts(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		const char *name = c == '?' || c == ':' ? NULL : lo[li].name;
@@ -202,14 +219,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument: %s", argv[optind]);
-	if (!o->interval_ns)
-		o->interval_ns = o->timeout_ns / 3;
-	if (!o->duration_ns)
-		o->duration_ns = 2 * o->timeout_ns + 10 * NSEC_PER_SEC;
-	if (o->interval_ns * 2 > o->timeout_ns)
-		usage_error("--interval must be at most half of --timeout");
-	if (o->interval_ns * 2 > o->away_ns)
-		usage_error("--interval must be at most half of --away");
+	check_opts(o);
 }
 
 /* ------------------------------------------------------------ the clients */
@@ -269,6 +279,64 @@ static void make_plan(const struct opts *o)
 		if ((kind[u] & (K_IDLE | K_SILENT)) == K_IDLE &&
 		    off + o->away_ns + grace_ns <= o->duration_ns)
 			kind[u] |= K_AWAYEXP;
+	}
+}
+
+/* The schedule's parameters, from the options (see "Schedule" above). */
+static void plan_schedule(const struct opts *o)
+{
+	/* what an expected expiry must leave before the end of the run */
+	grace_ns = NSEC_PER_SEC + o->tick_ns + o->slack_ns;
+	slices = o->interval_ns / (100 * NSEC_PER_MSEC);
+	if (slices < 1)
+		slices = 1;
+	if (slices > 100)
+		slices = 100;
+	login_rounds = (o->login_ns + o->interval_ns / 2) / o->interval_ns;	/* nearest */
+	if (login_rounds < 1)
+		login_rounds = 1;
+	if (o->duration_ns < o->timeout_ns + grace_ns + login_rounds * o->interval_ns)
+		usage_error("--duration must be at least timeout + login + %.1f s",
+			    (double)grace_ns / 1e9);
+	act_every = o->away_ns / (2 * o->interval_ns);
+	if (!act_every)
+		act_every = 1;
+}
+
+/* What the plan promises, and so what the service must see. */
+struct expect {
+	uint64_t silent;		/* users that stop: each goes offline once */
+	uint64_t active;		/* users that must stay online */
+	uint64_t idle_away;		/* idle users that must go away */
+	uint64_t last_silent_deadline;	/* when the last silent user is due */
+};
+
+/* Per-user arrays of the plan and of the service, then the plan itself. */
+static void plan_users(const struct opts *o, struct expect *x)
+{
+	kind = xcalloc(o->users, 1);
+	stop_round = xcalloc(o->users, sizeof(*stop_round));
+	state = xcalloc(o->users, 1);
+	n_offline = xcalloc(o->users, 1);
+	n_away = xcalloc(o->users, 1);
+	last_hb = xcalloc(o->users, sizeof(*last_hb));
+	last_act = xcalloc(o->users, sizeof(*last_act));
+	make_plan(o);
+	memset(x, 0, sizeof(*x));
+	for (uint64_t u = 0; u < o->users; u++) {
+		if (kind[u] & K_SILENT) {
+			/* last heartbeat: number stop-1, at offset + (stop-1) * interval */
+			uint64_t dl = offset_of(o, u) + (stop_round[u] - 1) * o->interval_ns +
+				      o->timeout_ns;
+
+			x->silent++;
+			if (dl > x->last_silent_deadline)
+				x->last_silent_deadline = dl;
+		} else {
+			x->active++;
+		}
+		if (kind[u] & K_AWAYEXP)
+			x->idle_away++;
 	}
 }
 
@@ -344,6 +412,10 @@ struct service {
 	uint64_t false_off, false_away, reconnects, dup_off, bad_away, early, bad_id;
 	uint64_t touch_errors;
 	uint64_t mem_max, armed_max;
+	uint64_t cpu_ns, wall_ns;	/* the service's CPU time and run time */
+	struct {			/* at the last progress line */
+		uint64_t t, off, hb, cpu;
+	} prev;
 	struct hist late_k_off, late_s_off, late_k_away, late_s_away;
 	uint64_t *ids, *act_ids, *cancel_ids;
 	struct twheel_event *ev;
@@ -560,12 +632,12 @@ static void fmt_mib(char *buf, size_t len, uint64_t bytes)
 	snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
 }
 
-static void progress(struct service *sv, uint64_t now, uint64_t *prev_t, uint64_t *prev_off,
-		     uint64_t *prev_hb, uint64_t *prev_cpu, const struct sender_stats *ss)
+/* The line printed every second: the rates are over the last second. */
+static void progress(struct service *sv, uint64_t now, const struct sender_stats *ss)
 {
 	char a[32], b[32], c[32], d[32], e[32], m[32], lag[48] = "";
 	uint64_t armed, mem, cpu = cpu_self_ns();
-	double dt = (double)(now - *prev_t) / 1e9;
+	double dt = (double)(now - sv->prev.t) / 1e9;
 
 	sample_stats(sv, &armed, &mem);
 	fmt_mib(m, sizeof(m), mem);
@@ -575,157 +647,152 @@ static void progress(struct service *sv, uint64_t now, uint64_t *prev_t, uint64_
 	       "  kmem %9s  cpu %3.0f%%%s\n",
 	       now > sv->t0 ? (double)(now - sv->t0) / 1e9 : 0.0,
 	       fmt_count(a, sv->online), fmt_count(b, sv->away), fmt_count(c, sv->offline),
-	       fmt_count(d, (uint64_t)((double)(sv->offline_events - *prev_off) / dt + 0.5)),
-	       fmt_count(e, (uint64_t)((double)(sv->hb - *prev_hb) / dt + 0.5)),
-	       m, 100.0 * (double)(cpu - *prev_cpu) / 1e9 / dt, lag);
+	       fmt_count(d, (uint64_t)((double)(sv->offline_events - sv->prev.off) / dt + 0.5)),
+	       fmt_count(e, (uint64_t)((double)(sv->hb - sv->prev.hb) / dt + 0.5)),
+	       m, 100.0 * (double)(cpu - sv->prev.cpu) / 1e9 / dt, lag);
 	fflush(stdout);
-	*prev_t = now;
-	*prev_off = sv->offline_events;
-	*prev_hb = sv->hb;
-	*prev_cpu = cpu;
+	sv->prev.t = now;
+	sv->prev.off = sv->offline_events;
+	sv->prev.hb = sv->hb;
+	sv->prev.cpu = cpu;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------ setting up */
+
+/* The clients' lag figures, in memory shared with the client process. */
+static struct sender_stats *map_sender_stats(void)
 {
-	struct opts o;
-	struct service sv;
-	struct twheel_config cfg;
 	struct sender_stats *ss;
-	struct epoll_event evs[8], ee;
-	uint64_t grace, t_start, t_end, t_settle, now, next_prog;
-	uint64_t prev_t, prev_off = 0, prev_hb = 0, prev_cpu, cpu0;
-	uint64_t n_silent = 0, n_idle_exp = 0, n_active = 0, last_silent_deadline = 0;
-	int sv_pair[2], ep, status, ok;
-	pid_t child;
-	char a[32], b[32], c[32], h[80];
-
-	set_prog(argc, argv);
-	parse_args(argc, argv, &o);
-
-	/* what an expected expiry must leave before the end of the run */
-	grace_ns = grace = NSEC_PER_SEC + o.tick_ns + o.slack_ns;
-	slices = o.interval_ns / (100 * NSEC_PER_MSEC);
-	if (slices < 1)
-		slices = 1;
-	if (slices > 100)
-		slices = 100;
-	login_rounds = (o.login_ns + o.interval_ns / 2) / o.interval_ns;	/* nearest */
-	if (login_rounds < 1)
-		login_rounds = 1;
-	if (o.duration_ns < o.timeout_ns + grace + login_rounds * o.interval_ns)
-		usage_error("--duration must be at least timeout + login + %.1f s",
-			    (double)grace / 1e9);
-	act_every = o.away_ns / (2 * o.interval_ns);
-	if (!act_every)
-		act_every = 1;
-
-	kind = xcalloc(o.users, 1);
-	stop_round = xcalloc(o.users, sizeof(*stop_round));
-	state = xcalloc(o.users, 1);
-	n_offline = xcalloc(o.users, 1);
-	n_away = xcalloc(o.users, 1);
-	last_hb = xcalloc(o.users, sizeof(*last_hb));
-	last_act = xcalloc(o.users, sizeof(*last_act));
-	make_plan(&o);
-	for (uint64_t u = 0; u < o.users; u++) {
-		if (kind[u] & K_SILENT) {
-			/* last heartbeat: number stop-1, at offset + (stop-1) * interval */
-			uint64_t dl = offset_of(&o, u) + (stop_round[u] - 1) * o.interval_ns +
-				      o.timeout_ns;
-
-			n_silent++;
-			if (dl > last_silent_deadline)
-				last_silent_deadline = dl;
-		} else {
-			n_active++;
-		}
-		if (away_expected(u))
-			n_idle_exp++;
-	}
 
 	ss = mmap(NULL, sizeof(*ss), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ss == MAP_FAILED)
 		die("%s: mmap: %s", prog, strerror(errno));
 	memset(ss, 0, sizeof(*ss));
+	return ss;
+}
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv_pair) < 0)
+/* The heartbeat channel: a SOCK_SEQPACKET pair with 2 MiB buffers. */
+static void open_channel(int pair[2])
+{
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		die("%s: socketpair: %s", prog, strerror(errno));
 	for (int i = 0; i < 2; i++) {
 		int sz = 2 << 20;
 
-		if (setsockopt(sv_pair[i], SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
-			setsockopt(sv_pair[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-		if (setsockopt(sv_pair[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-			setsockopt(sv_pair[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		if (setsockopt(pair[i], SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+			setsockopt(pair[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		if (setsockopt(pair[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			setsockopt(pair[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	}
+}
 
-	memset(&sv, 0, sizeof(sv));
-	sv.o = &o;
+/*
+ * The two wheels, both with room for every user: "offline" (timeout
+ * --timeout, touched by every heartbeat) and "away" (--away, touched by
+ * activity).
+ */
+static void open_wheels(struct service *sv, const struct opts *o)
+{
+	struct twheel_config cfg;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->o = o;
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.tick_ns = o.tick_ns;
-	cfg.timeout_ns = o.timeout_ns;
-	cfg.max_ids = o.users > TWHEEL_DEFAULT_MAX_IDS ? o.users : TWHEEL_DEFAULT_MAX_IDS;
+	cfg.tick_ns = o->tick_ns;
+	cfg.timeout_ns = o->timeout_ns;
+	cfg.max_ids = o->users > TWHEEL_DEFAULT_MAX_IDS ? o->users : TWHEEL_DEFAULT_MAX_IDS;
 	cfg.clockid = CLOCK_MONOTONIC;
-	sv.off_fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
-	if (sv.off_fd < 0)
+	sv->off_fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
+	if (sv->off_fd < 0)
 		die("%s: cannot open the offline wheel (/dev/twheel): %s%s", prog,
-		    twheel_strerror(sv.off_fd),
-		    sv.off_fd == -ENOENT ? " (is the twheel module loaded?)" : "");
-	cfg.timeout_ns = o.away_ns;
-	sv.away_fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
-	if (sv.away_fd < 0)
-		die("%s: cannot open the away wheel: %s", prog, twheel_strerror(sv.away_fd));
+		    twheel_strerror(sv->off_fd),
+		    sv->off_fd == -ENOENT ? " (is the twheel module loaded?)" : "");
+	cfg.timeout_ns = o->away_ns;
+	sv->away_fd = twheel_open(&cfg, O_NONBLOCK | O_CLOEXEC);
+	if (sv->away_fd < 0)
+		die("%s: cannot open the away wheel: %s", prog, twheel_strerror(sv->away_fd));
+}
+
+static void print_plan(const struct opts *o, const struct expect *x)
+{
+	char a[32], b[32], c[32];
 
 	printf("presence: %s users, offline after %.1f s, away after %.1f s, heartbeat every %.2f s,"
 	       " tick %.0f ms, duration %.0f s\n",
-	       fmt_count(a, o.users), (double)o.timeout_ns / 1e9, (double)o.away_ns / 1e9,
-	       (double)o.interval_ns / 1e9, (double)o.tick_ns / 1e6, (double)o.duration_ns / 1e9);
+	       fmt_count(a, o->users), (double)o->timeout_ns / 1e9, (double)o->away_ns / 1e9,
+	       (double)o->interval_ns / 1e9, (double)o->tick_ns / 1e6, (double)o->duration_ns / 1e9);
 	printf("presence: logins spread over %.1f s; %s users go silent (all offline by t=%.1f s),"
-	       " %s idle users must go away\n", (double)(login_rounds * o.interval_ns) / 1e9,
-	       fmt_count(b, n_silent), (double)last_silent_deadline / 1e9,
-	       fmt_count(c, n_idle_exp));
+	       " %s idle users must go away\n", (double)(login_rounds * o->interval_ns) / 1e9,
+	       fmt_count(b, x->silent), (double)x->last_silent_deadline / 1e9,
+	       fmt_count(c, x->idle_away));
 	fflush(stdout);
+}
 
-	sv.t0 = t_start = mono_ns() + 200 * NSEC_PER_MSEC;
+/* Fork the client process, which starts 200 ms from now (sv->t0). */
+static pid_t start_clients(struct service *sv, int pair[2], struct sender_stats *ss)
+{
+	pid_t child;
+
+	sv->t0 = mono_ns() + 200 * NSEC_PER_MSEC;
 	child = fork();
 	if (child < 0)
 		die("%s: fork: %s", prog, strerror(errno));
 	if (child == 0) {
-		close(sv_pair[0]);
-		close(sv.off_fd);
-		close(sv.away_fd);
+		close(pair[0]);
+		close(sv->off_fd);
+		close(sv->away_fd);
 		signal(SIGTERM, SIG_DFL);
-		run_clients(sv_pair[1], &o, t_start, ss);
+		run_clients(pair[1], sv->o, sv->t0, ss);
 		_exit(0);
 	}
-	close(sv_pair[1]);
-	sv.sock = sv_pair[0];
+	close(pair[1]);
+	sv->sock = pair[0];
+	return child;
+}
 
-	sv.ids = xcalloc(2 * o.batch, sizeof(uint64_t));
-	sv.act_ids = xcalloc(o.batch, sizeof(uint64_t));
-	sv.cancel_ids = xcalloc(EV_BATCH, sizeof(uint64_t));
-	sv.ev = xcalloc(EV_BATCH, sizeof(*sv.ev));
+/* Buffers for a datagram, its touches, the cancels and the events. */
+static void alloc_buffers(struct service *sv)
+{
+	sv->ids = xcalloc(2 * sv->o->batch, sizeof(uint64_t));
+	sv->act_ids = xcalloc(sv->o->batch, sizeof(uint64_t));
+	sv->cancel_ids = xcalloc(EV_BATCH, sizeof(uint64_t));
+	sv->ev = xcalloc(EV_BATCH, sizeof(*sv->ev));
+}
 
-	ep = epoll_create1(EPOLL_CLOEXEC);
+/* One epoll set for the heartbeat socket and both wheels. */
+static int watch_fds(const struct service *sv)
+{
+	const int fds[] = { sv->sock, sv->off_fd, sv->away_fd };
+	struct epoll_event ee;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
 	if (ep < 0)
 		die("%s: epoll_create1: %s", prog, strerror(errno));
 	memset(&ee, 0, sizeof(ee));
 	ee.events = EPOLLIN;
-	ee.data.fd = sv.sock;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, sv.sock, &ee) < 0)
-		die("%s: epoll_ctl: %s", prog, strerror(errno));
-	ee.data.fd = sv.off_fd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, sv.off_fd, &ee) < 0)
-		die("%s: epoll_ctl: %s", prog, strerror(errno));
-	ee.data.fd = sv.away_fd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, sv.away_fd, &ee) < 0)
-		die("%s: epoll_ctl: %s", prog, strerror(errno));
+	for (size_t i = 0; i < ARRAY_LEN(fds); i++) {
+		ee.data.fd = fds[i];
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ee) < 0)
+			die("%s: epoll_ctl: %s", prog, strerror(errno));
+	}
+	return ep;
+}
 
-	t_end = t_start + o.duration_ns;
-	t_settle = t_end + o.max_late_ns;
-	prev_t = mono_ns();
-	cpu0 = prev_cpu = cpu_self_ns();
-	next_prog = t_start + NSEC_PER_SEC;
+/* ---------------------------------------------------------- the event loop */
+
+/*
+ * Heartbeats in, expirations out, a progress line every second, until the
+ * end of the run; then up to --max-late-ms more for late expirations.
+ */
+static void run_service(struct service *sv, int ep, const struct expect *x,
+			const struct sender_stats *ss)
+{
+	struct epoll_event evs[8];
+	uint64_t t_end = sv->t0 + sv->o->duration_ns, t_settle = t_end + sv->o->max_late_ns;
+	uint64_t now, next_prog = sv->t0 + NSEC_PER_SEC, cpu0;
+
+	sv->prev.t = mono_ns();
+	cpu0 = sv->prev.cpu = cpu_self_ns();
 	for (;;) {
 		int n, tmo;
 
@@ -735,105 +802,157 @@ int main(int argc, char **argv)
 		if (n < 0 && errno != EINTR)
 			die("%s: epoll_wait: %s", prog, strerror(errno));
 		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == sv.sock)
-				drain_socket(&sv);
-			else if (evs[i].data.fd == sv.off_fd)
-				drain_offline(&sv);
+			if (evs[i].data.fd == sv->sock)
+				drain_socket(sv);
+			else if (evs[i].data.fd == sv->off_fd)
+				drain_offline(sv);
 			else
-				drain_away(&sv);
+				drain_away(sv);
 		}
 		now = mono_ns();
 		if (now >= next_prog) {
-			if (!o.quiet)
-				progress(&sv, now, &prev_t, &prev_off, &prev_hb, &prev_cpu, ss);
+			if (!sv->o->quiet)
+				progress(sv, now, ss);
 			else
-				sample_stats(&sv, &(uint64_t){ 0 }, &(uint64_t){ 0 });
+				sample_stats(sv, &(uint64_t){ 0 }, &(uint64_t){ 0 });
 			while (next_prog <= now)
 				next_prog += NSEC_PER_SEC;
 		}
-		if (now >= t_end) {
-			/* settle: wait (up to --max-late-ms) for late expirations */
-			if (sv.silent_off == n_silent && sv.idle_away == n_idle_exp)
-				break;
-			if (now >= t_settle)
-				break;
-		}
+		/* settle: wait (up to --max-late-ms) for late expirations */
+		if (now >= t_end && ((sv->silent_off == x->silent && sv->idle_away == x->idle_away) ||
+				     now >= t_settle))
+			break;
 	}
-	{
-		uint64_t cpu = cpu_self_ns() - cpu0, wall = mono_ns() - t_start;
+	sv->cpu_ns = cpu_self_ns() - cpu0;
+	sv->wall_ns = mono_ns() - sv->t0;
+}
 
-		close(sv.sock);
-		kill(child, SIGTERM);
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
+static void stop_clients(struct service *sv, pid_t child)
+{
+	int status;
 
-		/* ----------------------------------------------- verification */
-		uint64_t miss_off = n_silent - sv.silent_off, miss_away = 0;
-		uint64_t tick_slack = o.tick_ns + o.slack_ns;
-		uint64_t late_k = hist_count_above(&sv.late_k_off, tick_slack) +
-				  hist_count_above(&sv.late_k_away, tick_slack);
-		uint64_t late_s = hist_count_above(&sv.late_s_off, tick_slack) +
-				  hist_count_above(&sv.late_s_away, tick_slack);
-		uint64_t maxlate = sv.late_s_off.max_ns > sv.late_s_away.max_ns ?
-				   sv.late_s_off.max_ns : sv.late_s_away.max_ns;
-		int ok_off, ok_act, ok_away, ok_early, ok_late, ok_misc, lagged;
+	close(sv->sock);
+	kill(child, SIGTERM);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+}
 
-		/*
-		 * An active user goes offline only if no heartbeat of its came
-		 * through for a whole timeout: a lost touch shows as an early
-		 * event (the deadline is checked against the last heartbeat);
-		 * otherwise the clients, held back by a service that did not
-		 * keep up (or by a busy host), sent it late.  That is a load
-		 * figure, not a defect, once they fell timeout - interval
-		 * behind their schedule (less 250 ms for datagrams in flight).
-		 */
-		lagged = ss->max_behind_ns + 250 * NSEC_PER_MSEC >= o.timeout_ns - o.interval_ns;
-		miss_away = n_idle_exp - sv.idle_away;
-		ok_off = miss_off == 0 && sv.dup_off == 0;
-		ok_act = (sv.false_off == 0 && sv.reconnects == 0) || lagged;
-		ok_away = miss_away == 0 && sv.false_away == 0 && sv.bad_away == 0;
-		ok_early = sv.early == 0;
-		ok_late = maxlate <= o.max_late_ns;
-		ok_misc = sv.bad_id == 0 && sv.touch_errors == 0;
-		ok = ok_off && ok_act && ok_away && ok_early && ok_late && ok_misc;
+/* ---------------------------------------------------------- verification */
 
-		printf("presence: verification summary\n");
-		printf("  users              %s: %s silent, %s active; %s heartbeats, %s activities\n",
-		       fmt_count(a, o.users), fmt_count(b, n_silent), fmt_count(c, n_active),
-		       fmt_count((char[32]){ 0 }, sv.hb), fmt_count((char[32]){ 0 }, sv.acts));
-		printf("  silent -> offline  %s of %s went offline, %" PRIu64 " missing, %" PRIu64
-		       " twice  [%s]\n", fmt_count(a, sv.silent_off), fmt_count(b, n_silent),
-		       miss_off, sv.dup_off, yesno(ok_off));
-		printf("  active stay online %" PRIu64 " active users went offline, %" PRIu64
-		       " came back  [%s%s]\n", sv.false_off, sv.reconnects, yesno(ok_act),
-		       sv.false_off && lagged ? ": the clients fell behind by a timeout" : "");
-		printf("  idle -> away       %s of %s idle users went away, %" PRIu64
-		       " non-idle went away, %" PRIu64 " bad away events  [%s]\n",
-		       fmt_count(a, sv.idle_away), fmt_count(b, n_idle_exp),
-		       sv.false_away, sv.bad_away, yesno(ok_away));
-		printf("  never early        %" PRIu64 " events before last touch + timeout  [%s]\n",
-		       sv.early, yesno(ok_early));
-		printf("  lateness, kernel   expired_ns - deadline_ns: max %.1f ms, p99 %.0f ms"
-		       " (offline), max %.1f ms (away)\n",
-		       (double)sv.late_k_off.max_ns / 1e6, hist_quantile_ms(&sv.late_k_off, 0.99),
-		       (double)sv.late_k_away.max_ns / 1e6);
-		printf("  lateness, service  seen - (last touch + timeout): %s (offline),"
-		       " max %.1f ms (away)\n", fmt_hist(h, sizeof(h), &sv.late_s_off),
-		       (double)sv.late_s_away.max_ns / 1e6);
-		printf("  on time            %s kernel / %s service events later than tick + slack"
-		       " (%.0f ms); failing bound %.0f ms  [%s]\n",
-		       fmt_count(a, late_k), fmt_count(b, late_s), (double)tick_slack / 1e6,
-		       (double)o.max_late_ns / 1e6, yesno(ok_late));
-		printf("  kernel memory      peak %.1f MiB for %s ids (%.1f B/id over both wheels)\n",
-		       (double)sv.mem_max / (1024.0 * 1024.0), fmt_count(a, sv.armed_max),
-		       sv.armed_max ? (double)sv.mem_max / (double)sv.armed_max : 0.0);
-		printf("  service cpu        %.1f s over %.1f s (%.0f%%); clients worst lag %.0f ms\n",
-		       (double)cpu / 1e9, (double)wall / 1e9, 100.0 * (double)cpu / (double)wall,
-		       (double)ss->max_behind_ns / 1e6);
-		if (!ok_misc)
-			printf("  errors             %" PRIu64 " bad ids, %" PRIu64 " failed touches\n",
-			       sv.bad_id, sv.touch_errors);
-		printf("presence: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
-	}
-	return ok ? 0 : 1;
+struct verdict {
+	uint64_t miss_off, miss_away;	/* silent users never offline, idle never away */
+	uint64_t tick_slack;		/* lateness still on time */
+	uint64_t late_k, late_s;	/* events later than that: kernel's, service's view */
+	uint64_t maxlate;		/* the service's worst lateness */
+	int lagged;			/* the clients fell a timeout behind */
+	int ok_off, ok_act, ok_away, ok_early, ok_late, ok_misc, ok;
+};
+
+static void verify(const struct service *sv, const struct expect *x,
+		   const struct sender_stats *ss, struct verdict *v)
+{
+	const struct opts *o = sv->o;
+
+	v->miss_off = x->silent - sv->silent_off;
+	v->miss_away = x->idle_away - sv->idle_away;
+	v->tick_slack = o->tick_ns + o->slack_ns;
+	v->late_k = hist_count_above(&sv->late_k_off, v->tick_slack) +
+		    hist_count_above(&sv->late_k_away, v->tick_slack);
+	v->late_s = hist_count_above(&sv->late_s_off, v->tick_slack) +
+		    hist_count_above(&sv->late_s_away, v->tick_slack);
+	v->maxlate = sv->late_s_off.max_ns > sv->late_s_away.max_ns ?
+		     sv->late_s_off.max_ns : sv->late_s_away.max_ns;
+	/*
+	 * An active user goes offline only if no heartbeat of its came
+	 * through for a whole timeout: a lost touch shows as an early
+	 * event (the deadline is checked against the last heartbeat);
+	 * otherwise the clients, held back by a service that did not
+	 * keep up (or by a busy host), sent it late.  That is a load
+	 * figure, not a defect, once they fell timeout - interval
+	 * behind their schedule (less 250 ms for datagrams in flight).
+	 */
+	v->lagged = ss->max_behind_ns + 250 * NSEC_PER_MSEC >= o->timeout_ns - o->interval_ns;
+	v->ok_off = v->miss_off == 0 && sv->dup_off == 0;
+	v->ok_act = (sv->false_off == 0 && sv->reconnects == 0) || v->lagged;
+	v->ok_away = v->miss_away == 0 && sv->false_away == 0 && sv->bad_away == 0;
+	v->ok_early = sv->early == 0;
+	v->ok_late = v->maxlate <= o->max_late_ns;
+	v->ok_misc = sv->bad_id == 0 && sv->touch_errors == 0;
+	v->ok = v->ok_off && v->ok_act && v->ok_away && v->ok_early && v->ok_late && v->ok_misc;
+}
+
+static void print_summary(const struct service *sv, const struct expect *x,
+			  const struct sender_stats *ss, const struct verdict *v)
+{
+	const struct opts *o = sv->o;
+	char a[32], b[32], c[32], h[80];
+
+	printf("presence: verification summary\n");
+	printf("  users              %s: %s silent, %s active; %s heartbeats, %s activities\n",
+	       fmt_count(a, o->users), fmt_count(b, x->silent), fmt_count(c, x->active),
+	       fmt_count((char[32]){ 0 }, sv->hb), fmt_count((char[32]){ 0 }, sv->acts));
+	printf("  silent -> offline  %s of %s went offline, %" PRIu64 " missing, %" PRIu64
+	       " twice  [%s]\n", fmt_count(a, sv->silent_off), fmt_count(b, x->silent),
+	       v->miss_off, sv->dup_off, yesno(v->ok_off));
+	printf("  active stay online %" PRIu64 " active users went offline, %" PRIu64
+	       " came back  [%s%s]\n", sv->false_off, sv->reconnects, yesno(v->ok_act),
+	       sv->false_off && v->lagged ? ": the clients fell behind by a timeout" : "");
+	printf("  idle -> away       %s of %s idle users went away, %" PRIu64
+	       " non-idle went away, %" PRIu64 " bad away events  [%s]\n",
+	       fmt_count(a, sv->idle_away), fmt_count(b, x->idle_away),
+	       sv->false_away, sv->bad_away, yesno(v->ok_away));
+	printf("  never early        %" PRIu64 " events before last touch + timeout  [%s]\n",
+	       sv->early, yesno(v->ok_early));
+	printf("  lateness, kernel   expired_ns - deadline_ns: max %.1f ms, p99 %.0f ms"
+	       " (offline), max %.1f ms (away)\n",
+	       (double)sv->late_k_off.max_ns / 1e6, hist_quantile_ms(&sv->late_k_off, 0.99),
+	       (double)sv->late_k_away.max_ns / 1e6);
+	printf("  lateness, service  seen - (last touch + timeout): %s (offline),"
+	       " max %.1f ms (away)\n", fmt_hist(h, sizeof(h), &sv->late_s_off),
+	       (double)sv->late_s_away.max_ns / 1e6);
+	printf("  on time            %s kernel / %s service events later than tick + slack"
+	       " (%.0f ms); failing bound %.0f ms  [%s]\n",
+	       fmt_count(a, v->late_k), fmt_count(b, v->late_s), (double)v->tick_slack / 1e6,
+	       (double)o->max_late_ns / 1e6, yesno(v->ok_late));
+	printf("  kernel memory      peak %.1f MiB for %s ids (%.1f B/id over both wheels)\n",
+	       (double)sv->mem_max / (1024.0 * 1024.0), fmt_count(a, sv->armed_max),
+	       sv->armed_max ? (double)sv->mem_max / (double)sv->armed_max : 0.0);
+	printf("  service cpu        %.1f s over %.1f s (%.0f%%); clients worst lag %.0f ms\n",
+	       (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
+	       100.0 * (double)sv->cpu_ns / (double)sv->wall_ns, (double)ss->max_behind_ns / 1e6);
+	if (!v->ok_misc)
+		printf("  errors             %" PRIu64 " bad ids, %" PRIu64 " failed touches\n",
+		       sv->bad_id, sv->touch_errors);
+	printf("presence: %s\n", v->ok ? "VERIFIED" : "VERIFICATION FAILED");
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct expect x;
+	struct service sv;
+	struct sender_stats *ss;
+	struct verdict v;
+	int pair[2], ep;
+	pid_t child;
+
+	set_prog(argc, argv);
+	parse_args(argc, argv, &o);
+	plan_schedule(&o);
+	plan_users(&o, &x);
+
+	ss = map_sender_stats();
+	open_channel(pair);
+	open_wheels(&sv, &o);
+	print_plan(&o, &x);
+	child = start_clients(&sv, pair, ss);
+	alloc_buffers(&sv);
+	ep = watch_fds(&sv);
+
+	run_service(&sv, ep, &x, ss);
+	stop_clients(&sv, child);
+
+	verify(&sv, &x, ss, &v);
+	print_summary(&sv, &x, ss, &v);
+	return v.ok ? 0 : 1;
 }
