@@ -86,6 +86,32 @@ static void usage(FILE *f, int status)
 "Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n");
 }
 
+static void default_opts(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->conns = 2000;
+	o->timeout_ns = 30 * NSEC_PER_SEC;
+	o->tick_ns = 10 * NSEC_PER_MSEC;
+	o->slack_ns = 200 * NSEC_PER_MSEC;
+	o->max_late_ns = 5000 * NSEC_PER_MSEC;
+	o->seed = 1;
+	o->quiet_frac = 0.3;
+}
+
+/* Defaults that depend on other options, and the options' constraints. */
+static void check_opts(struct opts *o)
+{
+	if (!o->interval_ns)
+		o->interval_ns = o->timeout_ns / 3;
+	if (!o->duration_ns)
+		o->duration_ns = 2 * o->timeout_ns + 5 * NSEC_PER_SEC;
+	if (o->interval_ns * 2 > o->timeout_ns)
+		usage_error("--interval must be at most half of --timeout");
+	if (!o->serve && o->duration_ns < o->timeout_ns + 2 * NSEC_PER_SEC + o->tick_ns + o->slack_ns)
+		usage_error("--duration must be at least timeout + %.1f s",
+			    (double)(2 * NSEC_PER_SEC + o->tick_ns + o->slack_ns) / 1e9);
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -106,15 +132,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	};
 	int c, li;
 
-	memset(o, 0, sizeof(*o));
-	o->conns = 2000;
-	o->timeout_ns = 30 * NSEC_PER_SEC;
-	o->tick_ns = 10 * NSEC_PER_MSEC;
-	o->slack_ns = 200 * NSEC_PER_MSEC;
-	o->max_late_ns = 5000 * NSEC_PER_MSEC;
-	o->seed = 1;
-	o->quiet_frac = 0.3;
-
+	default_opts(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		const char *name = c == '?' ? NULL : lo[li].name;
@@ -165,12 +183,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument: %s", argv[optind]);
-	if (!o->interval_ns)
-		o->interval_ns = o->timeout_ns / 3;
-	if (!o->duration_ns)
-		o->duration_ns = 2 * o->timeout_ns + 5 * NSEC_PER_SEC;
-	if (o->interval_ns * 2 > o->timeout_ns)
-		usage_error("--interval must be at most half of --timeout");
+	check_opts(o);
 }
 
 /* Raise the soft fd limit to the hard one; returns the new soft limit. */
@@ -506,147 +519,197 @@ static void open_conn(struct cconn *x, uint64_t i, int ep, const struct sockaddr
 		die("%s: load: epoll_ctl: %s", prog, strerror(errno));
 }
 
-static int run_load(const struct opts *o, unsigned int port)
-{
+/* The load generator's connections and what it saw of their closes. */
+struct load {
+	const struct opts *o;
+	struct cconn *cc;
+	uint64_t n_open;
+	int ep;
 	struct sockaddr_in sa;
-	struct cconn *cc = xcalloc(o->conns, sizeof(*cc));
-	struct epoll_event evs[256];
-	uint64_t rng = o->seed * 0x9e3779b97f4a7c15ULL + 7, grace, t0, t_end, next_scan = 0;
-	uint64_t n_quiet = 0, quiet_closed = 0, active_closed = 0, early = 0, send_err = 0;
-	uint64_t active_gap = 0;
-	uint64_t n_open = 0;
-	struct hist *late = xcalloc(1, sizeof(*late));
-	char a[32], b[32], c[32], h[80];
-	int ep, ok;
+	uint64_t rng;
+	uint64_t n_quiet, quiet_closed, active_closed, early, send_err;
+	uint64_t active_gap;	/* active connections that sent nothing for a timeout */
+	struct hist *late;
+};
 
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0)
-		die("%s: load: epoll_create1: %s", prog, strerror(errno));
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	/*
-	 * Connections are opened while the others already ping (opening 2000
-	 * can take seconds under emulation).  Active ones ping every interval,
-	 * staggered; quiet ones stop at a random time such that their close is
-	 * due `grace` before the end.
-	 */
-	grace = NSEC_PER_SEC + o->tick_ns + o->slack_ns;
-	t0 = mono_ns();
-	t_end = t0 + o->duration_ns;
+/*
+ * Connections are opened while the others already ping (opening 2000
+ * can take seconds under emulation).  Active ones ping every interval,
+ * staggered; quiet ones stop at a random time such that their close is
+ * due `grace` before the end.
+ */
+static void load_plan(struct load *l, uint64_t t0)
+{
+	const struct opts *o = l->o;
+	uint64_t grace = NSEC_PER_SEC + o->tick_ns + o->slack_ns;
+
 	for (uint64_t i = 0; i < o->conns; i++) {
-		cc[i].fd = -1;
-		cc[i].quiet = rng_unit(&rng) < o->quiet_frac;
-		n_quiet += cc[i].quiet;
-		if (cc[i].quiet)
-			cc[i].quiet_at = t0 + (uint64_t)(rng_unit(&rng) *
+		struct cconn *x = &l->cc[i];
+
+		x->fd = -1;
+		x->quiet = rng_unit(&l->rng) < o->quiet_frac;
+		l->n_quiet += x->quiet;
+		if (x->quiet)
+			x->quiet_at = t0 + (uint64_t)(rng_unit(&l->rng) *
 				(double)(o->duration_ns - o->timeout_ns - grace));
 	}
+}
+
+/* The server closed x (EOF or reset): was that due? */
+static void load_closed(struct load *l, struct cconn *x, uint64_t now)
+{
+	const struct opts *o = l->o;
+
+	x->closed = 1;
+	epoll_ctl(l->ep, EPOLL_CTL_DEL, x->fd, NULL);
+	/*
+	 * An active connection closed less than a timeout after
+	 * its last ping is a lost or early touch; one that went
+	 * a whole timeout without a ping (this loop fell behind
+	 * on a busy machine, or a send failed) was idle.
+	 */
+	if (!x->quiet && now >= x->last_send + o->timeout_ns) {
+		l->active_gap++;
+		return;
+	}
+	if (!x->quiet) {
+		l->active_closed++;
+		fprintf(stderr, "load: active connection closed %.3f s after its last ping\n",
+			(double)(now - x->last_send) / 1e9);
+		return;
+	}
+	l->quiet_closed++;
+	if (now < x->last_send + o->timeout_ns) {
+		l->early++;
+		fprintf(stderr, "load: EARLY close: %.3f s after the last ping\n",
+			(double)(now - x->last_send) / 1e9);
+	}
+	hist_add(l->late, now > x->last_send + o->timeout_ns ?
+		 now - x->last_send - o->timeout_ns : 0);
+}
+
+/* Ping every open connection whose time has come (quiet ones stop). */
+static void load_ping(struct load *l, uint64_t now)
+{
+	const struct opts *o = l->o;
+
+	for (uint64_t i = 0; i < l->n_open; i++) {
+		struct cconn *x = &l->cc[i];
+		uint64_t before;
+
+		if (x->closed || x->next_send > now)
+			continue;
+		if (x->quiet && now >= x->quiet_at) {
+			x->next_send = UINT64_MAX;
+			continue;
+		}
+		before = mono_ns();
+		if (send(x->fd, "ping\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT) == 5) {
+			x->last_send = before;
+		} else {
+			l->send_err++;
+		}
+		x->next_send += o->interval_ns;
+		if (x->next_send <= now)
+			x->next_send = now + o->interval_ns;
+	}
+}
+
+/* The load generator's verdict, printed; 1 if everything checked out. */
+static int load_report(const struct load *l)
+{
+	const struct opts *o = l->o;
+	char a[32], b[32], c[32], h[80];
+	int ok = l->quiet_closed == l->n_quiet && l->active_closed == 0 && l->early == 0 &&
+		 l->late->max_ns <= o->max_late_ns;
+
+	printf("idle-reaper: verification summary (load generator)\n");
+	printf("  connections        %s: %s quiet, %s active\n", fmt_count(a, o->conns),
+	       fmt_count(b, l->n_quiet), fmt_count(c, o->conns - l->n_quiet));
+	printf("  quiet -> closed    %s of %s closed by the server, %" PRIu64 " missing  [%s]\n",
+	       fmt_count(a, l->quiet_closed), fmt_count(b, l->n_quiet), l->n_quiet - l->quiet_closed,
+	       yesno(l->quiet_closed == l->n_quiet));
+	printf("  active stay open   %" PRIu64 " active connections closed within a timeout of a ping  [%s]\n",
+	       l->active_closed, yesno(!l->active_closed));
+	if (l->active_gap)
+		printf("  note               %" PRIu64 " active connections closed after the load generator"
+		       " sent no ping for a whole timeout (it fell behind)\n", l->active_gap);
+	printf("  never early        %" PRIu64 " closed before last ping + timeout  [%s]\n",
+	       l->early, yesno(!l->early));
+	printf("  lateness           close seen - (last ping + timeout): %s; %" PRIu64
+	       " beyond tick + slack (%.0f ms); failing bound %.0f ms  [%s]\n",
+	       fmt_hist(h, sizeof(h), l->late), hist_count_above(l->late, o->tick_ns + o->slack_ns),
+	       (double)(o->tick_ns + o->slack_ns) / 1e6, (double)o->max_late_ns / 1e6,
+	       yesno(l->late->max_ns <= o->max_late_ns));
+	if (l->send_err)
+		printf("  note               %" PRIu64 " pings could not be sent\n", l->send_err);
+	fflush(stdout);
+	return ok;
+}
+
+/*
+ * The load generator (a child process): opens --conns connections, 64 at
+ * a time, pings on schedule and watches for the server's closes until the
+ * end of the load and the last quiet connection's close (or --max-late-ms
+ * after the end).  Returns 1 if everything checked out.
+ */
+static int run_load(const struct opts *o, unsigned int port)
+{
+	struct load l = { .o = o };
+	struct epoll_event evs[256];
+	uint64_t t0, t_end, next_scan = 0;
+	char a[32], b[32];
+	int ok;
+
+	l.cc = xcalloc(o->conns, sizeof(*l.cc));
+	l.late = xcalloc(1, sizeof(*l.late));
+	l.rng = o->seed * 0x9e3779b97f4a7c15ULL + 7;
+	l.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (l.ep < 0)
+		die("%s: load: epoll_create1: %s", prog, strerror(errno));
+	l.sa.sin_family = AF_INET;
+	l.sa.sin_port = htons((uint16_t)port);
+	l.sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	t0 = mono_ns();
+	t_end = t0 + o->duration_ns;
+	load_plan(&l, t0);
 	if (!o->quiet)
 		printf("load: opening %s connections (%s will go quiet), pinging every %.2f s\n",
-		       fmt_count(a, o->conns), fmt_count(b, n_quiet), (double)o->interval_ns / 1e9);
+		       fmt_count(a, o->conns), fmt_count(b, l.n_quiet), (double)o->interval_ns / 1e9);
 	fflush(stdout);
 
 	for (;;) {
 		uint64_t now = mono_ns();
 		int n;
 
-		if (now >= t_end && (quiet_closed == n_quiet || now >= t_end + o->max_late_ns))
+		if (now >= t_end && (l.quiet_closed == l.n_quiet || now >= t_end + o->max_late_ns))
 			break;
-		for (int k = 0; k < 64 && n_open < o->conns; k++) {
-			open_conn(&cc[n_open], n_open, ep, &sa, &rng, o);
-			n_open++;
+		for (int k = 0; k < 64 && l.n_open < o->conns; k++) {
+			open_conn(&l.cc[l.n_open], l.n_open, l.ep, &l.sa, &l.rng, o);
+			l.n_open++;
 		}
-		n = epoll_wait(ep, evs, (int)ARRAY_LEN(evs), n_open < o->conns ? 0 : 10);
+		n = epoll_wait(l.ep, evs, (int)ARRAY_LEN(evs), l.n_open < o->conns ? 0 : 10);
 		if (n < 0 && errno != EINTR)
 			die("%s: load: epoll_wait: %s", prog, strerror(errno));
 		now = mono_ns();
 		for (int k = 0; k < n; k++) {
-			struct cconn *x = &cc[evs[k].data.u64];
+			struct cconn *x = &l.cc[evs[k].data.u64];
 			char buf[256];
 			ssize_t r = recv(x->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
-			if (x->closed || (r > 0) || (r < 0 && errno == EAGAIN))
+			if (x->closed || r > 0 || (r < 0 && errno == EAGAIN))
 				continue;
-			/* EOF or reset: the server closed this connection */
-			x->closed = 1;
-			epoll_ctl(ep, EPOLL_CTL_DEL, x->fd, NULL);
-			/*
-			 * An active connection closed less than a timeout after
-			 * its last ping is a lost or early touch; one that went
-			 * a whole timeout without a ping (this loop fell behind
-			 * on a busy machine, or a send failed) was idle.
-			 */
-			if (!x->quiet && now >= x->last_send + o->timeout_ns) {
-				active_gap++;
-				continue;
-			}
-			if (!x->quiet) {
-				active_closed++;
-				fprintf(stderr, "load: active connection closed %.3f s after its last ping\n",
-					(double)(now - x->last_send) / 1e9);
-				continue;
-			}
-			quiet_closed++;
-			if (now < x->last_send + o->timeout_ns) {
-				early++;
-				fprintf(stderr, "load: EARLY close: %.3f s after the last ping\n",
-					(double)(now - x->last_send) / 1e9);
-			}
-			hist_add(late, now > x->last_send + o->timeout_ns ?
-				 now - x->last_send - o->timeout_ns : 0);
+			load_closed(&l, x, now);	/* EOF or reset */
 		}
 		if (now < next_scan)
 			continue;
 		next_scan = now + 10 * NSEC_PER_MSEC;
-		for (uint64_t i = 0; i < n_open; i++) {
-			struct cconn *x = &cc[i];
-			uint64_t before;
-
-			if (x->closed || x->next_send > now)
-				continue;
-			if (x->quiet && now >= x->quiet_at) {
-				x->next_send = UINT64_MAX;
-				continue;
-			}
-			before = mono_ns();
-			if (send(x->fd, "ping\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT) == 5) {
-				x->last_send = before;
-			} else {
-				send_err++;
-			}
-			x->next_send += o->interval_ns;
-			if (x->next_send <= now)
-				x->next_send = now + o->interval_ns;
-		}
+		load_ping(&l, now);
 	}
 
-	ok = quiet_closed == n_quiet && active_closed == 0 && early == 0 &&
-	     late->max_ns <= o->max_late_ns;
-	printf("idle-reaper: verification summary (load generator)\n");
-	printf("  connections        %s: %s quiet, %s active\n", fmt_count(a, o->conns),
-	       fmt_count(b, n_quiet), fmt_count(c, o->conns - n_quiet));
-	printf("  quiet -> closed    %s of %s closed by the server, %" PRIu64 " missing  [%s]\n",
-	       fmt_count(a, quiet_closed), fmt_count(b, n_quiet), n_quiet - quiet_closed,
-	       yesno(quiet_closed == n_quiet));
-	printf("  active stay open   %" PRIu64 " active connections closed within a timeout of a ping  [%s]\n",
-	       active_closed, yesno(!active_closed));
-	if (active_gap)
-		printf("  note               %" PRIu64 " active connections closed after the load generator"
-		       " sent no ping for a whole timeout (it fell behind)\n", active_gap);
-	printf("  never early        %" PRIu64 " closed before last ping + timeout  [%s]\n",
-	       early, yesno(!early));
-	printf("  lateness           close seen - (last ping + timeout): %s; %" PRIu64
-	       " beyond tick + slack (%.0f ms); failing bound %.0f ms  [%s]\n",
-	       fmt_hist(h, sizeof(h), late), hist_count_above(late, o->tick_ns + o->slack_ns),
-	       (double)(o->tick_ns + o->slack_ns) / 1e6, (double)o->max_late_ns / 1e6,
-	       yesno(late->max_ns <= o->max_late_ns));
-	if (send_err)
-		printf("  note               %" PRIu64 " pings could not be sent\n", send_err);
-	fflush(stdout);
-	for (uint64_t i = 0; i < n_open; i++)
-		close(cc[i].fd);
+	ok = load_report(&l);
+	for (uint64_t i = 0; i < l.n_open; i++)
+		close(l.cc[i].fd);
 	return ok;
 }
 
@@ -658,69 +721,63 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-int main(int argc, char **argv)
+/* The server's side: a listening socket on 127.0.0.1; returns its port. */
+static unsigned int listen_loopback(struct server *s)
 {
-	struct opts o;
-	struct server s;
 	struct sockaddr_in sa;
 	socklen_t slen = sizeof(sa);
-	uint64_t limit;
-	int one = 1, pfd[2] = { -1, -1 }, status = 0, ok, load_ok;
-	pid_t child = -1;
-	char a[32];
+	int one = 1;
 
-	set_prog(argc, argv);
-	parse_args(argc, argv, &o);
-	if (!o.serve && o.duration_ns < o.timeout_ns + 2 * NSEC_PER_SEC + o.tick_ns + o.slack_ns)
-		usage_error("--duration must be at least timeout + %.1f s",
-			    (double)(2 * NSEC_PER_SEC + o.tick_ns + o.slack_ns) / 1e9);
-
-	limit = raise_nofile();
-	if (!o.serve && o.conns + 32 > limit) {
-		fprintf(stderr, "%s: RLIMIT_NOFILE is %" PRIu64 ": using %" PRIu64
-			" connections\n", prog, limit, limit > 64 ? limit - 32 : 32);
-		o.conns = limit > 64 ? limit - 32 : 32;
-	}
-
-	memset(&s, 0, sizeof(s));
-	s.o = &o;
-	s.nc = (size_t)(limit < (1 << 20) ? limit : (1 << 20));
-	s.c = xcalloc(s.nc, sizeof(*s.c));
-	s.dirty = xcalloc(2 * s.nc, sizeof(*s.dirty));
-	s.late.n = 0;
-
-	s.wfd = open_wheel(o.tick_ns, o.timeout_ns);
-
-	s.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s.lfd < 0)
+	s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0)
 		die("%s: socket: %s", prog, strerror(errno));
-	setsockopt(s.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)o.port);
+	sa.sin_port = htons((uint16_t)s->o->port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(s.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s.lfd, 4096) < 0 ||
-	    getsockname(s.lfd, (struct sockaddr *)&sa, &slen) < 0)
-		die("%s: cannot listen on 127.0.0.1:%u: %s", prog, o.port, strerror(errno));
-	printf("idle-reaper: listening on 127.0.0.1:%u, closing connections idle for %.1f s"
-	       " (tick %.0f ms)\n", ntohs(sa.sin_port), (double)o.timeout_ns / 1e9,
-	       (double)o.tick_ns / 1e6);
-	fflush(stdout);
+	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->lfd, 4096) < 0 ||
+	    getsockname(s->lfd, (struct sockaddr *)&sa, &slen) < 0)
+		die("%s: cannot listen on 127.0.0.1:%u: %s", prog, s->o->port, strerror(errno));
+	return ntohs(sa.sin_port);
+}
 
-	signal(SIGPIPE, SIG_IGN);
-	if (o.serve) {
-		struct sigaction act;
+/* The server's state for up to `limit` fds, and its wheel. */
+static void server_init(struct server *s, const struct opts *o, uint64_t limit)
+{
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	s->nc = (size_t)(limit < (1 << 20) ? limit : (1 << 20));
+	s->c = xcalloc(s->nc, sizeof(*s->c));
+	s->dirty = xcalloc(2 * s->nc, sizeof(*s->dirty));
+	s->wfd = open_wheel(o->tick_ns, o->timeout_ns);
+}
 
-		memset(&act, 0, sizeof(act));
-		act.sa_handler = on_signal;
-		sigaction(SIGINT, &act, NULL);
-		sigaction(SIGTERM, &act, NULL);
-		s.t0 = mono_ns();
-		serve(&s, -1);
-		printf("idle-reaper: accepted %" PRIu64 ", closed %" PRIu64 " idle, %" PRIu64
-		       " by the peer\n", s.accepted, s.closed_idle, s.closed_peer);
-		return 0;
-	}
+/* --serve: serve until SIGINT or SIGTERM. */
+static int serve_until_signal(struct server *s)
+{
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = on_signal;
+	sigaction(SIGINT, &act, NULL);
+	sigaction(SIGTERM, &act, NULL);
+	s->t0 = mono_ns();
+	serve(s, -1);
+	printf("idle-reaper: accepted %" PRIu64 ", closed %" PRIu64 " idle, %" PRIu64
+	       " by the peer\n", s->accepted, s->closed_idle, s->closed_peer);
+	return 0;
+}
+
+/*
+ * Serve a load generator (a child process) until it exits; the server
+ * learns that from EOF on a pipe.  Returns 1 if the generator's checks
+ * passed.
+ */
+static int serve_load(struct server *s, unsigned int port)
+{
+	int pfd[2], status = 0;
+	pid_t child;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		die("%s: pipe: %s", prog, strerror(errno));
@@ -729,42 +786,75 @@ int main(int argc, char **argv)
 		die("%s: fork: %s", prog, strerror(errno));
 	if (child == 0) {
 		close(pfd[0]);
-		close(s.lfd);
-		close(s.wfd);
-		_exit(run_load(&o, ntohs(sa.sin_port)) ? 0 : 1);
+		close(s->lfd);
+		close(s->wfd);
+		_exit(run_load(s->o, port) ? 0 : 1);
 	}
 	close(pfd[1]);
-	s.t0 = mono_ns();
-	serve(&s, pfd[0]);
+	s->t0 = mono_ns();
+	serve(s, pfd[0]);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	load_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
-	{
-		struct twheel_stats st;
-		int ok_early = s.early == 0, ok_late = s.late.max_ns <= o.max_late_ns;
-		int ok_misc = s.stale == 0 && s.errors == 0;
+/* The server's verdict, printed after the generator's; 1 if all is well. */
+static int server_report(const struct server *s, int load_ok)
+{
+	const struct opts *o = s->o;
+	struct twheel_stats st;
+	int ok_early = s->early == 0, ok_late = s->late.max_ns <= o->max_late_ns;
+	int ok_misc = s->stale == 0 && s->errors == 0;
+	char a[32];
 
-		memset(&st, 0, sizeof(st));
-		twheel_stats(s.wfd, &st);
-		ok = load_ok && ok_early && ok_late && ok_misc;
-		printf("idle-reaper: verification summary (server)\n");
-		printf("  server             accepted %s, closed %" PRIu64 " idle, %" PRIu64
-		       " closed by the peer, %" PRIu64 " saved by late data, %" PRIu64
-		       " stale events, %" PRIu64 " errors  [%s]\n",
-		       fmt_count(a, s.accepted), s.closed_idle, s.closed_peer, s.rescued,
-		       s.stale, s.errors, yesno(ok_misc));
-		printf("  never early        %" PRIu64 " closed before last read + timeout  [%s]\n",
-		       s.early, yesno(ok_early));
-		printf("  lateness (server)  close - (last read + timeout): max %.1f ms, p99 %.0f ms;"
-		       " kernel late_max %.1f ms  [%s]\n",
-		       (double)s.late.max_ns / 1e6, hist_quantile_ms(&s.late, 0.99),
-		       (double)st.late_max_ns / 1e6, yesno(ok_late));
-		printf("  wheel              %" PRIu64 " touches, %" PRIu64 " expirations, %" PRIu64
-		       " cancels, %" PRIu64 " timer fires, peak %.1f KiB\n",
-		       (uint64_t)st.touches, (uint64_t)st.expirations, (uint64_t)st.cancels,
-		       (uint64_t)st.timer_fires, (double)s.mem_max / 1024.0);
-		printf("idle-reaper: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
+	memset(&st, 0, sizeof(st));
+	twheel_stats(s->wfd, &st);
+	printf("idle-reaper: verification summary (server)\n");
+	printf("  server             accepted %s, closed %" PRIu64 " idle, %" PRIu64
+	       " closed by the peer, %" PRIu64 " saved by late data, %" PRIu64
+	       " stale events, %" PRIu64 " errors  [%s]\n",
+	       fmt_count(a, s->accepted), s->closed_idle, s->closed_peer, s->rescued,
+	       s->stale, s->errors, yesno(ok_misc));
+	printf("  never early        %" PRIu64 " closed before last read + timeout  [%s]\n",
+	       s->early, yesno(ok_early));
+	printf("  lateness (server)  close - (last read + timeout): max %.1f ms, p99 %.0f ms;"
+	       " kernel late_max %.1f ms  [%s]\n",
+	       (double)s->late.max_ns / 1e6, hist_quantile_ms(&s->late, 0.99),
+	       (double)st.late_max_ns / 1e6, yesno(ok_late));
+	printf("  wheel              %" PRIu64 " touches, %" PRIu64 " expirations, %" PRIu64
+	       " cancels, %" PRIu64 " timer fires, peak %.1f KiB\n",
+	       (uint64_t)st.touches, (uint64_t)st.expirations, (uint64_t)st.cancels,
+	       (uint64_t)st.timer_fires, (double)s->mem_max / 1024.0);
+	return load_ok && ok_early && ok_late && ok_misc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct server s;
+	unsigned int port;
+	uint64_t limit;
+	int ok;
+
+	set_prog(argc, argv);
+	parse_args(argc, argv, &o);
+	limit = raise_nofile();
+	if (!o.serve && o.conns + 32 > limit) {
+		fprintf(stderr, "%s: RLIMIT_NOFILE is %" PRIu64 ": using %" PRIu64
+			" connections\n", prog, limit, limit > 64 ? limit - 32 : 32);
+		o.conns = limit > 64 ? limit - 32 : 32;
 	}
+
+	server_init(&s, &o, limit);
+	port = listen_loopback(&s);
+	printf("idle-reaper: listening on 127.0.0.1:%u, closing connections idle for %.1f s"
+	       " (tick %.0f ms)\n", port, (double)o.timeout_ns / 1e9, (double)o.tick_ns / 1e6);
+	fflush(stdout);
+
+	signal(SIGPIPE, SIG_IGN);
+	if (o.serve)
+		return serve_until_signal(&s);
+	ok = server_report(&s, serve_load(&s, port));
+	printf("idle-reaper: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
 	return ok ? 0 : 1;
 }
