@@ -101,6 +101,43 @@ static void usage(FILE *f, int status)
 "Exit status: 0 success (check/torture: verified), 1 failure, 2 usage error.\n");
 }
 
+static void default_opts(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->window_ns = 86400 * NSEC_PER_SEC;
+	o->pay_fraction = 0.6;
+	o->rate = 20;
+	o->tick_ns = 10 * NSEC_PER_MSEC;
+	o->kills = 8;
+	o->kill_min_ns = 200 * NSEC_PER_MSEC;
+	o->kill_max_ns = 1500 * NSEC_PER_MSEC;
+	o->seed = mix64(real_ns() ^ (uint64_t)getpid());
+}
+
+/* What follows the options: COMMAND (and pay's order id); --db is required. */
+static void parse_command(int argc, char **argv, struct opts *o)
+{
+	static const char *const cmds[] = { "run", "pay", "status", "check", "torture" };
+	int known = 0;
+
+	if (optind >= argc)
+		usage_error("missing COMMAND");
+	o->cmd = argv[optind++];
+	for (size_t i = 0; i < ARRAY_LEN(cmds); i++)
+		known |= !strcmp(o->cmd, cmds[i]);
+	if (!known)
+		usage_error("unknown command: %s", o->cmd);
+	if (!strcmp(o->cmd, "pay")) {
+		if (optind >= argc || parse_u64(argv[optind], &o->order_id) < 0 || !o->order_id)
+			usage_error("pay needs an order id (a positive integer)");
+		optind++;
+	}
+	if (optind < argc)
+		usage_error("unexpected argument: %s", argv[optind]);
+	if (!o->db)
+		usage_error("--db FILE is required");
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -119,19 +156,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const cmds[] = { "run", "pay", "status", "check", "torture" };
-	int c, li, known = 0;
+	int c, li;
 
-	memset(o, 0, sizeof(*o));
-	o->window_ns = 86400 * NSEC_PER_SEC;
-	o->pay_fraction = 0.6;
-	o->rate = 20;
-	o->tick_ns = 10 * NSEC_PER_MSEC;
-	o->kills = 8;
-	o->kill_min_ns = 200 * NSEC_PER_MSEC;
-	o->kill_max_ns = 1500 * NSEC_PER_MSEC;
-	o->seed = mix64(real_ns() ^ (uint64_t)getpid());
-
+	default_opts(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		const char *name = c == '?' ? NULL : lo[li].name;
@@ -186,22 +213,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			usage_error("unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		usage_error("missing COMMAND");
-	o->cmd = argv[optind++];
-	for (size_t i = 0; i < ARRAY_LEN(cmds); i++)
-		known |= !strcmp(o->cmd, cmds[i]);
-	if (!known)
-		usage_error("unknown command: %s", o->cmd);
-	if (!strcmp(o->cmd, "pay")) {
-		if (optind >= argc || parse_u64(argv[optind], &o->order_id) < 0 || !o->order_id)
-			usage_error("pay needs an order id (a positive integer)");
-		optind++;
-	}
-	if (optind < argc)
-		usage_error("unexpected argument: %s", argv[optind]);
-	if (!o->db)
-		usage_error("--db FILE is required");
+	parse_command(argc, argv, o);
 }
 
 /* --------------------------------------------------------------- database */
@@ -694,90 +706,114 @@ static void show_examples(sqlite3 *db, const char *what, const char *sql)
 	sqlite3_finalize(st);
 }
 
-static int cmd_check(const struct opts *o)
-{
-	struct app a;
-	struct hist *late = xcalloc(1, sizeof(*late));
-	sqlite3_stmt *st;
-	int64_t total, paid, cancelled, unpaid, unpaid_due, bad_count, bad_kind, orphan;
-	int64_t early, late_pay, settled_mismatch, incarnations;
-	const char *q_bad_count =
-		"SELECT o.id FROM orders o WHERE o.state != 'unpaid' AND"
-		" (SELECT count(*) FROM events e WHERE e.order_id = o.id) != 1"
-		" UNION SELECT o.id FROM orders o WHERE o.state = 'unpaid' AND"
-		" EXISTS (SELECT 1 FROM events e WHERE e.order_id = o.id)";
-	const char *q_bad_kind =
-		"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
-		" WHERE e.kind != o.state OR e.at_ns != o.settled_ns";
-	const char *q_early =
-		"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
-		" WHERE e.kind = 'cancelled' AND e.at_ns < o.deadline_ns";
-	const char *q_late_pay =
-		"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
-		" WHERE e.kind = 'paid' AND e.at_ns >= o.deadline_ns";
-	char sql[512], h[80];
-	int ok;
+/* The queries that find the orders breaking a rule (shown as examples). */
+static const char q_bad_count[] =
+	"SELECT o.id FROM orders o WHERE o.state != 'unpaid' AND"
+	" (SELECT count(*) FROM events e WHERE e.order_id = o.id) != 1"
+	" UNION SELECT o.id FROM orders o WHERE o.state = 'unpaid' AND"
+	" EXISTS (SELECT 1 FROM events e WHERE e.order_id = o.id)";
+static const char q_bad_kind[] =
+	"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
+	" WHERE e.kind != o.state OR e.at_ns != o.settled_ns";
+static const char q_early[] =
+	"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
+	" WHERE e.kind = 'cancelled' AND e.at_ns < o.deadline_ns";
+static const char q_late_pay[] =
+	"SELECT o.id FROM orders o JOIN events e ON e.order_id = o.id"
+	" WHERE e.kind = 'paid' AND e.at_ns >= o.deadline_ns";
 
-	app_open(&a, o, 0);
-	total = q_int(a.db, "SELECT count(*) FROM orders");
-	paid = q_int(a.db, "SELECT count(*) FROM orders WHERE state='paid'");
-	cancelled = q_int(a.db, "SELECT count(*) FROM orders WHERE state='cancelled'");
-	unpaid = q_int(a.db, "SELECT count(*) FROM orders WHERE state='unpaid'");
+/* What check counts in the database; every count but the first four must be 0. */
+struct audit {
+	int64_t total, paid, cancelled, unpaid;
+	int64_t unpaid_due;		/* unpaid past the deadline: lost */
+	int64_t bad_count;		/* settled orders without exactly one event */
+	int64_t bad_kind;		/* events that do not match their order */
+	int64_t orphan;			/* events of unknown orders */
+	int64_t early, late_pay;	/* cancelled before the deadline, paid after */
+	int64_t settled_mismatch;	/* settled_ns set iff settled */
+	int64_t incarnations;		/* processes that settled orders */
+	struct hist *late;		/* cancellation - deadline */
+};
+
+static int64_t q_count(sqlite3 *db, const char *query)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", query);
+	return q_int(db, sql);
+}
+
+static void audit_db(sqlite3 *db, struct audit *k)
+{
+	sqlite3_stmt *st;
+	char sql[512];
+
+	k->total = q_int(db, "SELECT count(*) FROM orders");
+	k->paid = q_int(db, "SELECT count(*) FROM orders WHERE state='paid'");
+	k->cancelled = q_int(db, "SELECT count(*) FROM orders WHERE state='cancelled'");
+	k->unpaid = q_int(db, "SELECT count(*) FROM orders WHERE state='unpaid'");
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE state='unpaid'"
 		 " AND deadline_ns <= %" PRIu64, real_ns());
-	unpaid_due = q_int(a.db, sql);
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_bad_count);
-	bad_count = q_int(a.db, sql);
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_bad_kind);
-	bad_kind = q_int(a.db, sql);
-	orphan = q_int(a.db, "SELECT count(*) FROM events e WHERE NOT EXISTS"
-			     " (SELECT 1 FROM orders o WHERE o.id = e.order_id)");
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_early);
-	early = q_int(a.db, sql);
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", q_late_pay);
-	late_pay = q_int(a.db, sql);
-	settled_mismatch = q_int(a.db, "SELECT count(*) FROM orders WHERE"
-				       " (state = 'unpaid') != (settled_ns IS NULL)");
-	incarnations = q_int(a.db, "SELECT count(DISTINCT pid) FROM events");
-	st = prep(a.db, "SELECT e.at_ns - o.deadline_ns FROM orders o JOIN events e"
-			" ON e.order_id = o.id WHERE e.kind = 'cancelled'");
+	k->unpaid_due = q_int(db, sql);
+	k->bad_count = q_count(db, q_bad_count);
+	k->bad_kind = q_count(db, q_bad_kind);
+	k->orphan = q_int(db, "SELECT count(*) FROM events e WHERE NOT EXISTS"
+			      " (SELECT 1 FROM orders o WHERE o.id = e.order_id)");
+	k->early = q_count(db, q_early);
+	k->late_pay = q_count(db, q_late_pay);
+	k->settled_mismatch = q_int(db, "SELECT count(*) FROM orders WHERE"
+				        " (state = 'unpaid') != (settled_ns IS NULL)");
+	k->incarnations = q_int(db, "SELECT count(DISTINCT pid) FROM events");
+	st = prep(db, "SELECT e.at_ns - o.deadline_ns FROM orders o JOIN events e"
+		      " ON e.order_id = o.id WHERE e.kind = 'cancelled'");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int64_t d = sqlite3_column_int64(st, 0);
 
-		hist_add(late, d > 0 ? (uint64_t)d : 0);
+		hist_add(k->late, d > 0 ? (uint64_t)d : 0);
 	}
 	sqlite3_finalize(st);
+}
 
-	ok = total >= 0 && unpaid_due == 0 && bad_count == 0 && bad_kind == 0 && orphan == 0 &&
-	     early == 0 && late_pay == 0 && settled_mismatch == 0;
+static int cmd_check(const struct opts *o)
+{
+	struct app a;
+	struct audit k = { .late = xcalloc(1, sizeof(*k.late)) };
+	char h[80];
+	int ok;
+
+	app_open(&a, o, 0);
+	audit_db(a.db, &k);
+	ok = k.total >= 0 && k.unpaid_due == 0 && k.bad_count == 0 && k.bad_kind == 0 &&
+	     k.orphan == 0 && k.early == 0 && k.late_pay == 0 && k.settled_mismatch == 0;
 	printf("orders: verification summary (%s)\n", o->db);
 	printf("  orders             %lld: %lld paid, %lld cancelled, %lld unpaid (%lld of them"
-	       " past their deadline)  [%s]\n", (long long)total, (long long)paid,
-	       (long long)cancelled, (long long)unpaid, (long long)unpaid_due,
-	       yesno(!unpaid_due));
+	       " past their deadline)  [%s]\n", (long long)k.total, (long long)k.paid,
+	       (long long)k.cancelled, (long long)k.unpaid, (long long)k.unpaid_due,
+	       yesno(!k.unpaid_due));
 	printf("  exactly once       %lld orders without exactly one settlement, %lld events"
 	       " not matching the order, %lld events of unknown orders, %lld bad settled_ns"
-	       "  [%s]\n", (long long)bad_count, (long long)bad_kind, (long long)orphan,
-	       (long long)settled_mismatch,
-	       yesno(!bad_count && !bad_kind && !orphan && !settled_mismatch));
+	       "  [%s]\n", (long long)k.bad_count, (long long)k.bad_kind, (long long)k.orphan,
+	       (long long)k.settled_mismatch,
+	       yesno(!k.bad_count && !k.bad_kind && !k.orphan && !k.settled_mismatch));
 	printf("  deadlines          %lld cancelled before the deadline, %lld paid after it"
-	       "  [%s]\n", (long long)early, (long long)late_pay, yesno(!early && !late_pay));
+	       "  [%s]\n", (long long)k.early, (long long)k.late_pay,
+	       yesno(!k.early && !k.late_pay));
 	printf("  cancel lateness    %s (includes the restarts); settled by %lld processes\n",
-	       fmt_hist(h, sizeof(h), late), (long long)incarnations);
-	if (bad_count)
+	       fmt_hist(h, sizeof(h), k.late), (long long)k.incarnations);
+	if (k.bad_count)
 		show_examples(a.db, "settlements != 1", q_bad_count);
-	if (bad_kind)
+	if (k.bad_kind)
 		show_examples(a.db, "event/state mismatch", q_bad_kind);
-	if (early)
+	if (k.early)
 		show_examples(a.db, "cancelled early", q_early);
-	if (late_pay)
+	if (k.late_pay)
 		show_examples(a.db, "paid late", q_late_pay);
-	if (unpaid_due)
+	if (k.unpaid_due)
 		show_examples(a.db, "lost (unpaid past deadline)",
 			      "SELECT id FROM orders WHERE state='unpaid' ORDER BY deadline_ns");
 	printf("orders: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
 	sqlite3_close_v2(a.db);
-	free(late);
+	free(k.late);
 	return ok ? 0 : 1;
 }
 
@@ -817,26 +853,33 @@ static const char *describe(int status, char *buf, size_t len)
 	return buf;
 }
 
-static int cmd_torture(const struct opts *o)
+/* What the torture saw of the services it started. */
+struct torture {
+	uint64_t rng;
+	uint64_t starts;	/* services started */
+	uint64_t kills;		/* SIGKILLed by the torture */
+	uint64_t chaos_deaths;	/* SIGKILLed by themselves (--chaos) */
+	int failures;		/* any other end */
+};
+
+/*
+ * Start a service and SIGKILL it after a random time in --kill-after,
+ * --kills times (a service that --chaos killed first does not count).
+ */
+static void torture_kills(const struct opts *o, struct torture *t)
 {
-	uint64_t rng = o->seed, kills = 0, chaos_deaths = 0, starts = 0;
-	uint64_t drain_limit;
 	char buf[64];
-	int status, failures = 0;
+	int status;
 	pid_t pid;
 
-	printf("orders: torture: %" PRIu64 " SIGKILLs after %.2f..%.2f s, rate %.0f/s, window"
-	       " %.2f s, chaos %g, seed %" PRIu64 ", db %s\n", o->kills,
-	       (double)o->kill_min_ns / 1e9, (double)o->kill_max_ns / 1e9, o->rate,
-	       (double)o->window_ns / 1e9, o->chaos, o->seed, o->db);
-	while (kills < o->kills && starts < 4 * o->kills + 10) {
+	while (t->kills < o->kills && t->starts < 4 * o->kills + 10) {
 		uint64_t after = o->kill_min_ns +
-			(uint64_t)(rng_unit(&rng) * (double)(o->kill_max_ns - o->kill_min_ns));
+			(uint64_t)(rng_unit(&t->rng) * (double)(o->kill_max_ns - o->kill_min_ns));
 		uint64_t until = mono_ns() + after;
 		int died = 0;
 
-		pid = spawn_run(o, 0, o->chaos, rng_next(&rng));
-		starts++;
+		pid = spawn_run(o, 0, o->chaos, rng_next(&t->rng));
+		t->starts++;
 		while (mono_ns() < until) {
 			pid_t r = waitpid(pid, &status, WNOHANG);
 
@@ -848,27 +891,33 @@ static int cmd_torture(const struct opts *o)
 		}
 		if (died) {
 			if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
-				chaos_deaths++;
+				t->chaos_deaths++;
 			} else {
-				printf("  run #%" PRIu64 ": unexpected end: %s\n", starts,
+				printf("  run #%" PRIu64 ": unexpected end: %s\n", t->starts,
 				       describe(status, buf, sizeof(buf)));
-				failures++;
+				t->failures++;
 			}
 			continue;
 		}
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-		kills++;
+		t->kills++;
 		if (!o->quiet)
-			printf("  run #%" PRIu64 ": SIGKILL after %.3f s\n", starts,
+			printf("  run #%" PRIu64 ": SIGKILL after %.3f s\n", t->starts,
 			       (double)after / 1e9);
 	}
 	fflush(stdout);
+}
 
-	/* a last run without chaos creates nothing and waits for every order */
-	drain_limit = mono_ns() + o->window_ns + 60 * NSEC_PER_SEC;
-	pid = spawn_run(o, 1, 0.0, rng_next(&rng));
+/* A last run without chaos creates nothing and waits for every order. */
+static void torture_drain(const struct opts *o, struct torture *t)
+{
+	uint64_t drain_limit = mono_ns() + o->window_ns + 60 * NSEC_PER_SEC;
+	pid_t pid = spawn_run(o, 1, 0.0, rng_next(&t->rng));
+	char buf[64];
+	int status;
+
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
@@ -878,19 +927,32 @@ static int cmd_torture(const struct opts *o)
 			printf("  drain run: still unpaid orders after window + 60 s: killed\n");
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			failures++;
+			t->failures++;
 			break;
 		}
 		sleep_ns(20 * NSEC_PER_MSEC);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		printf("  drain run: %s\n", describe(status, buf, sizeof(buf)));
-		failures++;
+		t->failures++;
 	}
+}
+
+static int cmd_torture(const struct opts *o)
+{
+	struct torture t = { .rng = o->seed };
+
+	printf("orders: torture: %" PRIu64 " SIGKILLs after %.2f..%.2f s, rate %.0f/s, window"
+	       " %.2f s, chaos %g, seed %" PRIu64 ", db %s\n", o->kills,
+	       (double)o->kill_min_ns / 1e9, (double)o->kill_max_ns / 1e9, o->rate,
+	       (double)o->window_ns / 1e9, o->chaos, o->seed, o->db);
+	torture_kills(o, &t);
+	torture_drain(o, &t);
 	printf("orders: torture: %" PRIu64 " runs, %" PRIu64 " SIGKILLed by the test, %" PRIu64
-	       " by --chaos, %d unexpected failures\n", starts + 1, kills, chaos_deaths, failures);
+	       " by --chaos, %d unexpected failures\n", t.starts + 1, t.kills, t.chaos_deaths,
+	       t.failures);
 	fflush(stdout);
-	return cmd_check(o) == 0 && failures == 0 ? 0 : 1;
+	return cmd_check(o) == 0 && t.failures == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
