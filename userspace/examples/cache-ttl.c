@@ -337,6 +337,18 @@ static void usage(FILE *f, int status)
 "Exit status: 0 success, 1 check failed, 2 usage error.\n");
 }
 
+static void default_opts(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->keys = 5000;
+	o->duration_ns = 4 * NSEC_PER_SEC;
+	o->ttl_min_ns = 10 * NSEC_PER_MSEC;
+	o->ttl_max_ns = 1500 * NSEC_PER_MSEC;
+	o->tick_ns = NSEC_PER_MSEC;
+	o->max_late_ns = 5000 * NSEC_PER_MSEC;
+	o->seed = 1;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -354,14 +366,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	uint64_t v, w;
 	int c, li;
 
-	memset(o, 0, sizeof(*o));
-	o->keys = 5000;
-	o->duration_ns = 4 * NSEC_PER_SEC;
-	o->ttl_min_ns = 10 * NSEC_PER_MSEC;
-	o->ttl_max_ns = 1500 * NSEC_PER_MSEC;
-	o->tick_ns = NSEC_PER_MSEC;
-	o->max_late_ns = 5000 * NSEC_PER_MSEC;
-	o->seed = 1;
+	default_opts(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		const char *name = c == '?' ? NULL : lo[li].name;
@@ -415,9 +420,14 @@ struct mkey {
 };
 
 struct tstate {
+	const struct opts *o;
+	struct cache *c;
 	struct mkey *m;
+	uint64_t rng, ver, gets;
+	uint64_t last_deadline;		/* of the keys set */
 	uint64_t early_expire, served_late, wrong_value, vanished, phantom, early_miss;
-	uint64_t removed_wheel_final;
+	uint64_t hits_at_end;		/* hits of the workload */
+	uint64_t removed_wheel_final;	/* keys the wheel removed after it */
 };
 
 static void test_on_expire(void *arg, const char *key, uint64_t deadline, uint64_t now, int lazy)
@@ -434,20 +444,150 @@ static void test_on_expire(void *arg, const char *key, uint64_t deadline, uint64
 	m->live = 0;
 }
 
+/* set with a random TTL; the model remembers when and for how long. */
+static void test_set(struct tstate *t, struct mkey *m, const char *key)
+{
+	const struct opts *o = t->o;
+	uint64_t ttl = o->ttl_min_ns + (uint64_t)(rng_unit(&t->rng) *
+		(double)(o->ttl_max_ns - o->ttl_min_ns));
+	char val[32];
+
+	snprintf(val, sizeof(val), "v%" PRIu64, ++t->ver);
+	m->t0 = mono_ns();
+	if (cache_set(t->c, key, val, ttl) < 0)
+		die("%s: set: %s", prog, strerror(errno));
+	m->t1 = mono_ns();
+	m->ttl = ttl;
+	m->ver = t->ver;
+	m->live = 1;
+	if (m->t1 + ttl > t->last_deadline)
+		t->last_deadline = m->t1 + ttl;
+}
+
+/* get, checked against the model: never a value past its TTL, never a wrong one. */
+static void test_get(struct tstate *t, struct mkey *m, const char *key)
+{
+	uint64_t g0 = mono_ns(), g1;
+	const char *v = cache_get(t->c, key);
+	char val[32];
+
+	g1 = mono_ns();
+	t->gets++;
+	if (v) {
+		snprintf(val, sizeof(val), "v%" PRIu64, m->ver);
+		if (!m->live)
+			t->phantom++;
+		else if (strcmp(v, val))
+			t->wrong_value++;
+		if (g0 >= m->t1 + m->ttl) {
+			t->served_late++;
+			fprintf(stderr, "%s: SERVED %s %.3f ms after its TTL\n", prog, key,
+				(double)(g0 - m->t1 - m->ttl) / 1e6);
+		}
+	} else if (m->live) {
+		/* a miss must come from an expiry we were told of */
+		t->vanished++;
+		if (g1 < m->t0 + m->ttl)
+			t->early_miss++;
+	}
+}
+
+/* One random operation: 30% set, 3% del, the rest get. */
+static void test_op(struct tstate *t)
+{
+	uint64_t ki = rng_next(&t->rng) % t->o->keys;
+	double r = rng_unit(&t->rng);
+	struct mkey *m = &t->m[ki];
+	char key[32];
+
+	snprintf(key, sizeof(key), "k%" PRIu64, ki);
+	if (r < 0.30) {
+		test_set(t, m, key);
+	} else if (r < 0.33) {
+		cache_del(t->c, key);
+		m->live = 0;
+	} else {
+		test_get(t, m, key);
+	}
+}
+
+/* The workload: batches of 64 operations, the wheel's events in between. */
+static void test_workload(struct tstate *t, struct pollfd *pfd)
+{
+	uint64_t t_end = mono_ns() + t->o->duration_ns;
+
+	while (mono_ns() < t_end) {
+		for (int k = 0; k < 64; k++)
+			test_op(t);
+		if (poll(pfd, 1, 1) > 0)
+			cache_expire(t->c);
+	}
+	t->hits_at_end = t->c->st.hits;
+}
+
+/* No more reads: every key left must now go through the wheel. */
+static void test_drain(struct tstate *t, struct pollfd *pfd)
+{
+	struct cache *c = t->c;
+	uint64_t wheel_before = c->st.expired_wheel;
+	uint64_t limit = t->last_deadline + t->o->max_late_ns;
+
+	while (c->size > 0 && mono_ns() < limit) {
+		if (poll(pfd, 1, 100) > 0)
+			cache_expire(c);
+	}
+	t->removed_wheel_final = c->st.expired_wheel - wheel_before;
+}
+
+/* The verdict, printed; 1 if everything checked out. */
+static int test_report(const struct tstate *t)
+{
+	const struct cache *c = t->c;
+	const struct opts *o = t->o;
+	struct twheel_stats ws;
+	char h[80];
+	int ok;
+
+	memset(&ws, 0, sizeof(ws));
+	twheel_stats(c->wfd, &ws);
+	ok = t->early_expire == 0 && t->served_late == 0 && t->wrong_value == 0 &&
+	     t->vanished == 0 && t->phantom == 0 && c->size == 0 && ws.armed == 0 &&
+	     ws.pending == 0 && c->st.stale_events == 0 && c->st.late.max_ns <= o->max_late_ns;
+	printf("cache-ttl: verification summary\n");
+	printf("  workload           %" PRIu64 " sets, %" PRIu64 " gets (%" PRIu64 " hits), %"
+	       PRIu64 " dels\n", c->st.sets, t->gets, t->hits_at_end, c->st.dels);
+	printf("  never served late  %" PRIu64 " values served after their TTL, %" PRIu64
+	       " wrong values, %" PRIu64 " deleted keys served  [%s]\n", t->served_late,
+	       t->wrong_value, t->phantom,
+	       yesno(!t->served_late && !t->wrong_value && !t->phantom));
+	printf("  never early        %" PRIu64 " keys expired before their TTL, %" PRIu64
+	       " live keys missing (%" PRIu64 " before their TTL)  [%s]\n", t->early_expire,
+	       t->vanished, t->early_miss, yesno(!t->early_expire && !t->vanished));
+	printf("  every key expires  %" PRIu64 " removed by the wheel (%" PRIu64 " after the"
+	       " workload), %" PRIu64 " lazily by get; %u left, wheel armed %" PRIu64
+	       " pending %" PRIu64 ", %" PRIu64 " stale events  [%s]\n", c->st.expired_wheel,
+	       t->removed_wheel_final, c->st.expired_lazy, c->size, (uint64_t)ws.armed,
+	       (uint64_t)ws.pending, c->st.stale_events,
+	       yesno(!c->size && !ws.armed && !ws.pending && !c->st.stale_events));
+	printf("  wheel lateness     removal - deadline: %s; failing bound %.0f ms  [%s]\n",
+	       fmt_hist(h, sizeof(h), &c->st.late), (double)o->max_late_ns / 1e6,
+	       yesno(c->st.late.max_ns <= o->max_late_ns));
+	printf("cache-ttl: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
+	return ok;
+}
+
 static int run_test(const struct opts *o)
 {
 	struct cache c;
 	struct tstate t;
-	struct twheel_stats ws;
 	struct pollfd pfd;
-	uint64_t rng = o->seed * 0x9e3779b97f4a7c15ULL + 3, ver = 0, gets = 0;
-	uint64_t t_start, t_end, last_deadline = 0, hits_at_end;
-	char key[32], val[32], h[80];
-	int ok;
 
 	cache_init(&c, o->tick_ns);
 	memset(&t, 0, sizeof(t));
+	t.o = o;
+	t.c = &c;
 	t.m = xcalloc(o->keys, sizeof(*t.m));
+	t.rng = o->seed * 0x9e3779b97f4a7c15ULL + 3;
 	c.on_expire = test_on_expire;
 	c.arg = &t;
 	pfd.fd = c.wfd;
@@ -457,100 +597,9 @@ static int run_test(const struct opts *o)
 	       " set/get/del, tick %.1f ms\n", o->keys, (double)o->ttl_min_ns / 1e6,
 	       (double)o->ttl_max_ns / 1e6, (double)o->duration_ns / 1e9, (double)o->tick_ns / 1e6);
 	fflush(stdout);
-	t_start = mono_ns();
-	t_end = t_start + o->duration_ns;
-	while (mono_ns() < t_end) {
-		for (int k = 0; k < 64; k++) {
-			uint64_t ki = rng_next(&rng) % o->keys;
-			double r = rng_unit(&rng);
-			struct mkey *m = &t.m[ki];
-
-			snprintf(key, sizeof(key), "k%" PRIu64, ki);
-			if (r < 0.30) {
-				uint64_t ttl = o->ttl_min_ns + (uint64_t)(rng_unit(&rng) *
-					(double)(o->ttl_max_ns - o->ttl_min_ns));
-
-				snprintf(val, sizeof(val), "v%" PRIu64, ++ver);
-				m->t0 = mono_ns();
-				if (cache_set(&c, key, val, ttl) < 0)
-					die("%s: set: %s", prog, strerror(errno));
-				m->t1 = mono_ns();
-				m->ttl = ttl;
-				m->ver = ver;
-				m->live = 1;
-				if (m->t1 + ttl > last_deadline)
-					last_deadline = m->t1 + ttl;
-			} else if (r < 0.33) {
-				cache_del(&c, key);
-				m->live = 0;
-			} else {
-				uint64_t g0 = mono_ns(), g1;
-				const char *v = cache_get(&c, key);
-
-				g1 = mono_ns();
-				gets++;
-				if (v) {
-					snprintf(val, sizeof(val), "v%" PRIu64, m->ver);
-					if (!m->live)
-						t.phantom++;
-					else if (strcmp(v, val))
-						t.wrong_value++;
-					if (g0 >= m->t1 + m->ttl) {
-						t.served_late++;
-						fprintf(stderr, "%s: SERVED %s %.3f ms after its TTL\n",
-							prog, key,
-							(double)(g0 - m->t1 - m->ttl) / 1e6);
-					}
-				} else if (m->live) {
-					/* a miss must come from an expiry we were told of */
-					t.vanished++;
-					if (g1 < m->t0 + m->ttl)
-						t.early_miss++;
-				}
-			}
-		}
-		if (poll(&pfd, 1, 1) > 0)
-			cache_expire(&c);
-	}
-	hits_at_end = c.st.hits;
-
-	/* no more reads: every key left must now go through the wheel */
-	{
-		uint64_t wheel_before = c.st.expired_wheel;
-		uint64_t limit = last_deadline + o->max_late_ns;
-
-		while (c.size > 0 && mono_ns() < limit) {
-			if (poll(&pfd, 1, 100) > 0)
-				cache_expire(&c);
-		}
-		t.removed_wheel_final = c.st.expired_wheel - wheel_before;
-	}
-	memset(&ws, 0, sizeof(ws));
-	twheel_stats(c.wfd, &ws);
-
-	ok = t.early_expire == 0 && t.served_late == 0 && t.wrong_value == 0 && t.vanished == 0 &&
-	     t.phantom == 0 && c.size == 0 && ws.armed == 0 && ws.pending == 0 &&
-	     c.st.stale_events == 0 && c.st.late.max_ns <= o->max_late_ns;
-	printf("cache-ttl: verification summary\n");
-	printf("  workload           %" PRIu64 " sets, %" PRIu64 " gets (%" PRIu64 " hits), %"
-	       PRIu64 " dels\n", c.st.sets, gets, hits_at_end, c.st.dels);
-	printf("  never served late  %" PRIu64 " values served after their TTL, %" PRIu64
-	       " wrong values, %" PRIu64 " deleted keys served  [%s]\n", t.served_late,
-	       t.wrong_value, t.phantom, yesno(!t.served_late && !t.wrong_value && !t.phantom));
-	printf("  never early        %" PRIu64 " keys expired before their TTL, %" PRIu64
-	       " live keys missing (%" PRIu64 " before their TTL)  [%s]\n", t.early_expire,
-	       t.vanished, t.early_miss, yesno(!t.early_expire && !t.vanished));
-	printf("  every key expires  %" PRIu64 " removed by the wheel (%" PRIu64 " after the"
-	       " workload), %" PRIu64 " lazily by get; %u left, wheel armed %" PRIu64
-	       " pending %" PRIu64 ", %" PRIu64 " stale events  [%s]\n", c.st.expired_wheel,
-	       t.removed_wheel_final, c.st.expired_lazy, c.size, (uint64_t)ws.armed,
-	       (uint64_t)ws.pending, c.st.stale_events,
-	       yesno(!c.size && !ws.armed && !ws.pending && !c.st.stale_events));
-	printf("  wheel lateness     removal - deadline: %s; failing bound %.0f ms  [%s]\n",
-	       fmt_hist(h, sizeof(h), &c.st.late), (double)o->max_late_ns / 1e6,
-	       yesno(c.st.late.max_ns <= o->max_late_ns));
-	printf("cache-ttl: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
-	return ok ? 0 : 1;
+	test_workload(&t, &pfd);
+	test_drain(&t, &pfd);
+	return test_report(&t) ? 0 : 1;
 }
 
 /* --------------------------------------------------------- interactive */
