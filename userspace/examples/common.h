@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by the twheel example programs: clocks, strict
- * argument parsing and the usage errors, a hash for deterministic per-id
- * choices, allocation that dies on failure, opening a wheel, the pieces of
- * the verification reports.  Everything is static so that each example
- * stays a single translation unit plus libtwheel.
+ * Small helpers shared by the twheel example programs: argument parsing
+ * and the usage errors, a hash for deterministic per-id choices,
+ * allocation that dies on failure, opening a wheel, the pieces of the
+ * verification reports.  Everything is static so that each example stays
+ * a single translation unit plus libtwheel.  Clocks and strict number
+ * parsing come from ../common/util.h, shared with the bench and twheelctl.
  *
  * Each program defines `prog` (its name in messages, see set_prog()) and
  * usage() (which calls usage_exit()), declared below.
@@ -20,77 +21,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/resource.h>
 
 #include "twheel.h"
-
-#define NSEC_PER_SEC	1000000000ULL
-#define NSEC_PER_MSEC	1000000ULL
-
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 /* Defined by each program. */
 static const char *prog;
 static void usage(FILE *f, int status) __attribute__((noreturn));
 
-static inline uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t mono_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-static inline uint64_t real_ns(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
-/* Sleep until an absolute CLOCK_MONOTONIC time (restarts after signals). */
-static inline void sleep_until_ns(uint64_t t)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(t / NSEC_PER_SEC),
-		.tv_nsec = (long)(t % NSEC_PER_SEC),
-	};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-static inline void sleep_ns(uint64_t ns)
-{
-	sleep_until_ns(mono_ns() + ns);
-}
-
-/* User + system CPU time of this process (children excluded), in ns. */
-static inline uint64_t cpu_self_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * NSEC_PER_SEC +
-	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ULL;
-}
-
 /* splitmix64: a good 64-bit mix, used as a stateless hash and as a PRNG. */
 static inline uint64_t mix64(uint64_t x)
 {
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	return splitmix64_mix(x + SPLITMIX64_GAMMA);
 }
 
 static inline uint64_t rng_next(uint64_t *state)
 {
-	*state += 0x9e3779b97f4a7c15ULL;
+	*state += SPLITMIX64_GAMMA;
 	return mix64(*state);
 }
 
@@ -98,67 +45,6 @@ static inline uint64_t rng_next(uint64_t *state)
 static inline double rng_unit(uint64_t *state)
 {
 	return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* Strict unsigned integer: decimal digits only, no sign, no junk, no overflow. */
-static inline int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Strict finite non-negative decimal number. */
-static inline int parse_double(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s || !((*s >= '0' && *s <= '9') || *s == '.'))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v >= 0.0) || v > 1e15)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Seconds (may be fractional) to ns; -1 on a bad value. */
-static inline int parse_seconds_ns(const char *s, uint64_t *ns)
-{
-	double v;
-
-	if (parse_double(s, &v) < 0 || v > 1e9)
-		return -1;
-	*ns = (uint64_t)(v * 1e9 + 0.5);
-	return 0;
-}
-
-/*
- * "A,B", split at the first comma: A into *a and B into *b through parse;
- * -1 if there is no comma or a half is bad.  s is left as it was.
- */
-static inline int parse_pair(char *s, int (*parse)(const char *, uint64_t *),
-			     uint64_t *a, uint64_t *b)
-{
-	char *comma = strchr(s, ',');
-	int r;
-
-	if (!comma)
-		return -1;
-	*comma = '\0';
-	r = parse(s, a) < 0 || parse(comma + 1, b) < 0 ? -1 : 0;
-	*comma = ',';
-	return r;
 }
 
 /* The program's name in messages: argv[0] without its directory. */
@@ -188,9 +74,8 @@ static inline __attribute__((format(printf, 1, 2), noreturn)) void usage_error(c
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(prog, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	usage(stderr, 2);
