@@ -198,17 +198,17 @@ static double rearm_rate(struct contender *c, const struct opts *o,
 			 const uint64_t *ids, uint64_t n)
 {
 	uint64_t k = n < 10000 ? n : 10000, i, t0;
-	uint64_t *dl = xcalloc(k, sizeof(*dl)), far = now_ns() + 7200 * NSEC_PER_SEC;
+	uint64_t *dl = xcalloc(k, sizeof(*dl)), far = mono_ns() + 7200 * NSEC_PER_SEC;
 	int err;
 
 	for (i = 0; i < k; i++)
 		dl[i] = far + i;
-	t0 = now_ns();
+	t0 = mono_ns();
 	err = o->ops->arm_abs(c, ids, dl, k);
 	if (err)
 		die("%s: re-arming a sample failed: %s", o->ops->name, strerror(-err));
 	free(dl);
-	return (double)(now_ns() - t0) / 1e9 / (double)k;
+	return (double)(mono_ns() - t0) / 1e9 / (double)k;
 }
 
 static void heartbeat(const struct opts *o)
@@ -248,16 +248,16 @@ static void heartbeat(const struct opts *o)
 	 * period before its offset: deadline = start + x_j + P, with a start
 	 * that leaves room for this second pass.
 	 */
-	t0 = now_ns();
+	t0 = mono_ns();
 	for (i = 0; i < n; i++)
 		dl[i] = t0 + 3600 * NSEC_PER_SEC + i;
 	err = o->ops->arm_abs(c, ids, dl, n);
 	if (err)
 		die("%s: creating %" PRIu64 " ids failed: %s", o->ops->name, n,
 		    strerror(-err));
-	create_ns = now_ns() - t0;
+	create_ns = mono_ns() - t0;
 	rate = rearm_rate(c, o, ids, n);
-	t_start = now_ns() + (uint64_t)(rate * 1.5e9 * (double)n) +
+	t_start = mono_ns() + (uint64_t)(rate * 1.5e9 * (double)n) +
 		200 * NSEC_PER_MSEC;
 	for (i = 0; i < n; i++) {
 		dl[i] = t_start + i * P / n + P;
@@ -267,11 +267,11 @@ static void heartbeat(const struct opts *o)
 	if (err)
 		die("%s: arming %" PRIu64 " ids failed: %s", o->ops->name, n,
 		    strerror(-err));
-	setup_ns = now_ns() - t0;
-	if (now_ns() > t_start)
+	setup_ns = mono_ns() - t0;
+	if (mono_ns() > t_start)
 		fprintf(stderr, "heartbeat: setup overran the start by %.3f s\n",
-			(double)(now_ns() - t_start) / 1e9);
-	sleep_until(t_start);
+			(double)(mono_ns() - t_start) / 1e9);
+	sleep_until_ns(t_start);
 	t_touch_end = t_start + K * P;
 	h.t_expect = t_touch_end;
 	/* drain: only waited for when an expected event is missing */
@@ -281,7 +281,7 @@ static void heartbeat(const struct opts *o)
 	t_abort = t_touch_end + (t_touch_end - t_start) + 2 * NSEC_PER_SEC;
 
 	for (;;) {
-		uint64_t now = now_ns(), due, next;
+		uint64_t now = mono_ns(), due, next;
 
 		/* CPU is measured from the second period on: steady state */
 		if (!measuring && now >= t_start + P) {
@@ -299,8 +299,8 @@ static void heartbeat(const struct opts *o)
 				due = slots;
 			while (cursor < due && !aborted) {
 				size_t k = 0;
-				uint64_t tnow = needs_now(o->ops) ? now_ns() : 0;
-				uint64_t lb = (tnow ? tnow : now_ns()) + T;
+				uint64_t tnow = needs_now(o->ops) ? mono_ns() : 0;
+				uint64_t lb = (tnow ? tnow : mono_ns()) + T;
 
 				for (; cursor < due && k < o->batch; cursor++) {
 					uint64_t p = cursor / n, j = cursor % n;
@@ -355,18 +355,18 @@ static void heartbeat(const struct opts *o)
 				 * whose look is a whole scan, works off its
 				 * backlog of touches first, its best strategy.
 				 */
-				if (o->ops != &scan_ops && now_ns() - t_look > 10 * NSEC_PER_MSEC) {
+				if (o->ops != &scan_ops && mono_ns() - t_look > 10 * NSEC_PER_MSEC) {
 					err = o->ops->wait(c, 0, &h.s);
 					if (err)
 						die("%s: wait failed: %s", o->ops->name,
 						    strerror(-err));
-					t_look = now_ns();
+					t_look = mono_ns();
 				}
-				aborted = now_ns() >= t_abort;
+				aborted = mono_ns() >= t_abort;
 			}
 			if (cursor == slots || aborted) {
 				/* the window ends with the touches */
-				t_done = t_w1 = now_ns();
+				t_done = t_w1 = mono_ns();
 				cpu1 = cpu_self_ns();
 				busy1 = cpu_busy_ns();
 				if (o->ops == &twheel_ops)
@@ -524,18 +524,18 @@ static uint64_t burst_once(struct contender *c, const struct opts *o,
 	k->got = k->early = k->dup = k->foreign = 0;
 	k->s.done = false;
 	k->want = n;
-	t0 = now_ns();
+	t0 = mono_ns();
 	err = o->ops->arm_abs(c, ids, dl, n);
 	if (err)
 		die("%s: burst arm failed: %s", o->ops->name, strerror(-err));
-	*arm_ns = now_ns() - t0;
+	*arm_ns = mono_ns() - t0;
 	free(dl);
-	t_ref = deadline > now_ns() ? deadline : now_ns();
+	t_ref = deadline > mono_ns() ? deadline : mono_ns();
 	err = o->ops->wait(c, t_ref + 120 * NSEC_PER_SEC, &k->s);
 	if (err)
 		die("%s: burst wait failed: %s", o->ops->name, strerror(-err));
 	/* wait() returns as soon as the last event has been handled */
-	k->last = now_ns();
+	k->last = mono_ns();
 	if (k->got != n || k->early || k->dup || k->foreign)
 		failed = 1;
 	return k->got ? k->last - t_ref : 0;
@@ -561,7 +561,7 @@ static void burst(struct contender *c, const struct opts *o,
 	}
 	/* every id due at the same instant, far enough to arm them all first */
 	arm_s_per_id = rearm_rate(c, o, ids, n);
-	d = now_ns() + (uint64_t)(arm_s_per_id * 1.3e9 * (double)n) +
+	d = mono_ns() + (uint64_t)(arm_s_per_id * 1.3e9 * (double)n) +
 		300 * NSEC_PER_MSEC;
 	d -= d % o->tick_ns;		/* on a tick boundary: one tick */
 	cpu0 = cpu_self_ns();
@@ -662,19 +662,19 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 			uint64_t done = 0, t0, c0;
 			int err;
 
-			t0 = now_ns();
+			t0 = mono_ns();
 			c0 = cpu_self_ns();
 			while (done < per) {
 				size_t m = per - done < sr[x].batch ? per - done : sr[x].batch;
 
 				err = c->ops->touch(c, part + done, m,
-						    needs_now(c->ops) ? now_ns() : 0);
+						    needs_now(c->ops) ? mono_ns() : 0);
 				if (err)
 					die("%s: touch failed: %s", c->ops->name,
 					    strerror(-err));
 				done += m;
 			}
-			t[x * o->rounds + r] = (double)(now_ns() - t0) / (double)per;
+			t[x * o->rounds + r] = (double)(mono_ns() - t0) / (double)per;
 			cpu[x] += cpu_self_ns() - c0;
 		}
 	}
@@ -741,12 +741,12 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 	err = copen(o->ops, &c, &co);
 	if (err)
 		die("%s: open failed: %s", o->ops->name, strerror(-err));
-	t0 = now_ns();
+	t0 = mono_ns();
 	c0 = cpu_self_ns();
 	for (i = 0; i < n; i += chunk) {
 		size_t k = n - i < chunk ? n - i : chunk;
 
-		err = o->ops->touch(c, ids + i, k, needs_now(o->ops) ? now_ns() : 0);
+		err = o->ops->touch(c, ids + i, k, needs_now(o->ops) ? mono_ns() : 0);
 		if (err) {
 			json_begin("limit", o->ops->name, n, o->rep);
 			json_u("reached", i);
@@ -756,7 +756,7 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 			    o->ops->name, i, n, strerror(-err));
 		}
 	}
-	arm_ns = now_ns() - t0;
+	arm_ns = mono_ns() - t0;
 	json_begin("insert", o->ops->name, n, o->rep);
 	json_f("ns_per_id", (double)arm_ns / (double)n);
 	json_f("cpu_ns_per_id", (double)(cpu_self_ns() - c0) / (double)n);
@@ -838,10 +838,10 @@ static void touch_session(const struct opts *o)
 
 		if (!cs[k]->ops->settle)
 			continue;
-		t0 = now_ns();
+		t0 = mono_ns();
 		cs[k]->ops->settle(cs[k]);
 		json_begin("settle", cs[k]->ops->name, o->n, o->rep);
-		json_f("ns", (double)(now_ns() - t0));
+		json_f("ns", (double)(mono_ns() - t0));
 		json_end();
 	}
 	touch_rounds(cs, o, o->ncont, seq);
@@ -883,13 +883,13 @@ static void idle_phase(struct contender *c, const struct opts *o,
 
 	if (o->ops == &twheel_ops && !twheel_get_stats(c, &st))
 		f0 = st.timer_fires;
-	t0 = now_ns();
+	t0 = mono_ns();
 	c0 = cpu_stat_self_ns();
 	s0 = cpu_self_ns();
 	err = o->ops->wait(c, t0 + (uint64_t)(o->seconds * 1e9), &k.s);
 	if (err)
 		die("%s: idle wait failed: %s", o->ops->name, strerror(-err));
-	t1 = now_ns();
+	t1 = mono_ns();
 	c1 = cpu_stat_self_ns();
 	s1 = cpu_self_ns();
 	if (o->ops == &twheel_ops && !twheel_get_stats(c, &st))
@@ -925,7 +925,7 @@ static void idle(const struct opts *o)
 	if (err)
 		die("%s: open failed: %s", o->ops->name, strerror(-err));
 	idle_phase(c, o, "empty", 0);
-	now = now_ns();
+	now = mono_ns();
 	for (i = 0; i < o->far; i++)
 		dl[i] = now + year + i * NSEC_PER_MSEC;
 	err = o->ops->arm_abs(c, ids, dl, o->far);
@@ -1013,7 +1013,7 @@ static int parse_contenders(struct opts *o, const char *s)
 	     tok = strtok_r(NULL, ",", &save)) {
 		const struct contender_ops *ops = NULL;
 
-		for (k = 0; k < sizeof(all_ops) / sizeof(all_ops[0]); k++)
+		for (k = 0; k < ARRAY_LEN(all_ops); k++)
 			if (!strcmp(tok, all_ops[k]->name))
 				ops = all_ops[k];
 		for (i = 0; i < o->ncont; i++)

@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define NSEC_PER_SEC	1000000000ULL
-#define NSEC_PER_MSEC	1000000ULL
+/* clocks (mono_ns(), sleep_until_ns(), cpu_self_ns()), splitmix64 */
+#include "util.h"
 
 /* ---- contender interface ------------------------------------------------ */
 
@@ -113,9 +113,7 @@ uint64_t timerfd_count(struct contender *c);
 
 /* ---- util.c -------------------------------------------------------------- */
 
-uint64_t now_ns(void);			/* CLOCK_MONOTONIC */
-uint64_t clock_res_ns(void);		/* its resolution: 1 unless coarse */
-void sleep_until(uint64_t t);		/* absolute CLOCK_MONOTONIC */
+uint64_t clock_res_ns(void);		/* CLOCK_MONOTONIC's resolution: 1 unless coarse */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void *xcalloc(size_t n, size_t size);
 
@@ -145,8 +143,7 @@ uint64_t hmap_bytes(const struct hmap *m);
 bool hmap_delete(struct hmap *m, uint64_t key);
 void hmap_delete_at(struct hmap *m, uint64_t i);
 
-/* CPU: this process (getrusage) and the whole machine (/proc/stat) */
-uint64_t cpu_self_ns(void);
+/* CPU: the whole machine (/proc/stat); this process's is cpu_self_ns() */
 uint64_t cpu_busy_ns(void);		/* all CPUs, non-idle (compare two) */
 uint64_t cpu_stat_self_ns(void);	/* /proc/self/stat utime + stime */
 

@@ -62,7 +62,7 @@ static int ip_open(struct contender **cp, const struct copts *o)
 		die("getrandom: %s", strerror(errno));
 	tw_index_init(&p->x, xcalloc(TW_IDX_MIN, sizeof(struct tw_ent)),
 		      TW_IDX_MIN, secret);
-	tw_wheel_init(&p->w, o->tick_ns, now_ns(), &p->x, sentinel);
+	tw_wheel_init(&p->w, o->tick_ns, mono_ns(), &p->x, sentinel);
 	*cp = &p->c;
 	return 0;
 }
@@ -165,7 +165,7 @@ static int ip_arm_abs(struct contender *c, const uint64_t *ids,
 		uint64_t now;
 
 		ip_maintain(p, k);
-		now = now_ns();
+		now = mono_ns();
 		tw_wheel_catch_up(&p->w, now);
 		for (j = 0; j < k; j++, i++) {
 			int err = ip_set(p, ids[i], deadlines[i], now);
@@ -190,7 +190,7 @@ static int ip_touch(struct contender *c, const uint64_t *ids, size_t n,
 		uint64_t now, deadline;
 
 		ip_maintain(p, k);
-		now = now_ns();
+		now = mono_ns();
 		tw_wheel_catch_up(&p->w, now);
 		deadline = now + c->o.timeout_ns;
 		for (j = 0; j < k; j++, i++) {
@@ -240,7 +240,7 @@ static int ip_wait(struct contender *c, uint64_t until, struct sink *s)
 
 	/* at least one look, even when @until has passed already */
 	while (!s->done) {
-		uint64_t now = now_ns(), due;
+		uint64_t now = mono_ns(), due;
 		u64 tick;
 
 		if (p->w.nr_ready) {		/* queued by arm_abs() */
@@ -252,22 +252,22 @@ static int ip_wait(struct contender *c, uint64_t until, struct sink *s)
 		once = true;
 		if (!tw_wheel_next(&p->w, &tick)) {
 			if (now < until)
-				sleep_until(until);
+				sleep_until_ns(until);
 			continue;
 		}
 		due = tick > UINT64_MAX / p->w.tick_ns ? UINT64_MAX :
 			tick * p->w.tick_ns;
 		if (due > now) {
 			if (now < until)
-				sleep_until(due < until ? due : until);
+				sleep_until_ns(due < until ? due : until);
 			continue;
 		}
 		for (;;) {
 			unsigned int budget = IP_EXPIRE_BATCH;
-			uint64_t t0 = now_ns(), held;
+			uint64_t t0 = mono_ns(), held;
 			bool more = tw_wheel_advance(&p->w, t0, &budget);
 
-			held = now_ns() - t0;
+			held = mono_ns() - t0;
 			if (held > p->hold_max)
 				p->hold_max = held;
 			if (p->x.old)
@@ -275,7 +275,7 @@ static int ip_wait(struct contender *c, uint64_t until, struct sink *s)
 			if (!more)
 				break;
 		}
-		ip_drain(p, s, now_ns());
+		ip_drain(p, s, mono_ns());
 	}
 	return 0;
 }

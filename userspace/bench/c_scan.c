@@ -105,7 +105,7 @@ static void scan_once(struct scan *s, uint64_t now, struct sink *sk)
 	}
 	s->scans++;
 	s->c.n_ids = m->nr;
-	seen = now_ns();
+	seen = mono_ns();
 	s->scan_ns += seen - now;
 	for (i = 0; i < s->nfound; i++) {
 		s->found[i].seen = seen;
@@ -122,7 +122,7 @@ static int scan_wait(struct contender *c, uint64_t until, struct sink *sk)
 
 	/* at least one look, even when @until has passed already */
 	while (!sk->done) {
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 
 		if (now >= until && once)
 			break;
@@ -135,7 +135,7 @@ static int scan_wait(struct contender *c, uint64_t until, struct sink *sk)
 		}
 		if (now >= until)
 			break;
-		sleep_until(s->next_tick < until ? s->next_tick : until);
+		sleep_until_ns(s->next_tick < until ? s->next_tick : until);
 	}
 	return 0;
 }

@@ -179,7 +179,7 @@ static int tfd_wait(struct contender *c, uint64_t until, struct sink *s)
 
 	/* at least one look, even when @until has passed already */
 	while (!s->done) {
-		uint64_t now = now_ns(), seen, left = now < until ? until - now : 0;
+		uint64_t now = mono_ns(), seen, left = now < until ? until - now : 0;
 		struct timespec ts = {
 			.tv_sec = (time_t)(left / NSEC_PER_SEC),
 			.tv_nsec = (long)(left % NSEC_PER_SEC),
@@ -196,7 +196,7 @@ static int tfd_wait(struct contender *c, uint64_t until, struct sink *s)
 			return -errno;
 		}
 		/* one clock read per epoll batch, as twheel per read() */
-		seen = now_ns();
+		seen = mono_ns();
 		for (i = 0; i < r; i++) {
 			uint64_t slot = t->evs[i].data.u64, ticks;
 

@@ -256,7 +256,7 @@ static long tw_drain(struct tw *t, struct sink *s)
 				continue;
 			return -errno;
 		}
-		seen = now_ns();
+		seen = mono_ns();
 		k = r / (ssize_t)sizeof(*t->ev);
 		for (i = 0; i < k; i++) {
 			struct bench_event e = {
@@ -283,7 +283,7 @@ static int tw_wait(struct contender *c, uint64_t until, struct sink *s)
 
 	/* at least one look, even when @until has passed already */
 	while (!s->done) {
-		uint64_t now = now_ns(), left = now < until ? until - now : 0;
+		uint64_t now = mono_ns(), left = now < until ? until - now : 0;
 		struct timespec ts = {
 			.tv_sec = (time_t)(left / NSEC_PER_SEC),
 			.tv_nsec = (long)(left % NSEC_PER_SEC),
@@ -325,15 +325,15 @@ static void tw_close(struct contender *c)
 static void tw_settle(struct contender *c)
 {
 	struct twheel_stats st;
-	uint64_t runs = ~0ULL, end = now_ns() + 30 * NSEC_PER_SEC;
+	uint64_t runs = ~0ULL, end = mono_ns() + 30 * NSEC_PER_SEC;
 	int still = 0;
 
 	while (!twheel_get_stats(c, &st)) {
 		still = st.runs == runs ? still + 1 : 0;
 		runs = st.runs;
-		if (still == 2 || now_ns() >= end)
+		if (still == 2 || mono_ns() >= end)
 			return;
-		sleep_until(now_ns() + 50 * NSEC_PER_MSEC);
+		sleep_until_ns(mono_ns() + 50 * NSEC_PER_MSEC);
 	}
 }
 

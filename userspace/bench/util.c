@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * twheel_bench helpers: clock, ids, a hash map, CPU and memory probes,
- * percentiles and JSON-lines output.
+ * twheel_bench helpers: clock resolution, ids, a hash map, CPU and memory
+ * probes, percentiles and JSON-lines output (the clocks themselves and
+ * splitmix64 are in ../common/util.h).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -20,14 +21,6 @@
 FILE *out;
 const char *json_tag;
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t clock_res_ns(void)
 {
 	struct timespec ts;
@@ -35,17 +28,6 @@ uint64_t clock_res_ns(void)
 	if (clock_getres(CLOCK_MONOTONIC, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-void sleep_until(uint64_t t)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(t / NSEC_PER_SEC),
-		.tv_nsec = (long)(t % NSEC_PER_SEC),
-	};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
 }
 
 void die(const char *fmt, ...)
@@ -77,8 +59,6 @@ void *xcalloc(size_t n, size_t size)
  * inverse undoes each step.  Index i maps to a random-looking uid, and an
  * event's id maps back to the index without a table.
  */
-#define MIX1	0xbf58476d1ce4e5b9ULL
-#define MIX2	0x94d049bb133111ebULL
 
 static uint64_t inv_mul(uint64_t a)	/* a odd: a * inv_mul(a) == 1 mod 2^64 */
 {
@@ -102,11 +82,7 @@ static uint64_t unxorshift(uint64_t y, unsigned int s)
 
 uint64_t id_of(uint64_t index)
 {
-	uint64_t z = index + 0x5eed;
-
-	z = (z ^ (z >> 30)) * MIX1;
-	z = (z ^ (z >> 27)) * MIX2;
-	return z ^ (z >> 31);
+	return splitmix64_mix(index + 0x5eed);
 }
 
 uint64_t index_of(uint64_t id)
@@ -115,8 +91,8 @@ uint64_t index_of(uint64_t id)
 	uint64_t z;
 
 	if (!i1) {
-		i1 = inv_mul(MIX1);
-		i2 = inv_mul(MIX2);
+		i1 = inv_mul(SPLITMIX64_MUL1);
+		i2 = inv_mul(SPLITMIX64_MUL2);
 	}
 	z = unxorshift(id, 31) * i2;
 	z = unxorshift(z, 27) * i1;
@@ -125,11 +101,7 @@ uint64_t index_of(uint64_t id)
 
 uint64_t rng_next(struct rng *r)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * MIX1;
-	z = (z ^ (z >> 27)) * MIX2;
-	return z ^ (z >> 31);
+	return splitmix64_mix(r->s += SPLITMIX64_GAMMA);
 }
 
 /* ---- hash map ----------------------------------------------------------- */
@@ -257,16 +229,6 @@ uint64_t *hmap_upsert(struct hmap *m, uint64_t key, int *added)
 
 /* ---- CPU ----------------------------------------------------------------- */
 
-uint64_t cpu_self_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
-		NSEC_PER_SEC +
-		((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000;
-}
-
 static uint64_t ticks_to_ns(uint64_t ticks)
 {
 	static long hz;
@@ -286,7 +248,7 @@ uint64_t cpu_busy_ns(void)
 {
 	unsigned long long v[5] = { 0 };
 	static long ncpu;
-	uint64_t wall = now_ns();
+	uint64_t wall = mono_ns();
 	FILE *f = fopen("/proc/stat", "r");
 	int n;
 
