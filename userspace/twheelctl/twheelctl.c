@@ -23,6 +23,7 @@
 #include <sys/sysmacros.h>
 
 #include "twheel.h"
+#include "util.h"
 
 #ifndef TWHEELCTL_VERSION
 #define TWHEELCTL_VERSION "0.1.0"
@@ -64,9 +65,8 @@ static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(prog, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", prog);
 	return EXIT_USAGE;
@@ -76,9 +76,8 @@ static int error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(prog, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
@@ -86,16 +85,12 @@ static int error(const char *fmt, ...)
 
 /* ------------------------------------------------------------ parsing */
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+/* A decimal integer (strict, as util.h's parse_u64()) up to max. */
+static int parse_u64_max(const char *s, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 
-	if (!s || !isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
+	if (parse_u64(s, &v) || v > max)
 		return -1;
 	*out = v;
 	return 0;
@@ -299,7 +294,7 @@ static int parse_fdinfo(const char *path, struct wheel_info *w)
 		if (!colon)
 			continue;
 		*colon = 0;
-		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		for (k = 0; k < ARRAY_LEN(keys); k++) {
 			if (strcmp(line, keys[k].key))
 				continue;
 			v = strtoull(colon + 1, NULL, 10);
@@ -545,7 +540,7 @@ static int cmd_top(int argc, char **argv)
 		if (r < 0)
 			return usage_error("top: --iterations needs a value");
 		if (r > 0) {
-			if (parse_u64(v, UINT32_MAX, &iterations) || !iterations)
+			if (parse_u64_max(v, UINT32_MAX, &iterations) || !iterations)
 				return usage_error("top: bad iteration count '%s'", v);
 			continue;
 		}
@@ -667,7 +662,7 @@ static int cmd_save_restore(int argc, char **argv, int restore)
 		if (r < 0)
 			return usage_error("%s: --pid needs a value", name);
 		if (r > 0) {
-			if (parse_u64(v, INT_MAX, &pid) || !pid)
+			if (parse_u64_max(v, INT_MAX, &pid) || !pid)
 				return usage_error("%s: bad pid '%s'", name, v);
 			continue;
 		}
@@ -675,7 +670,7 @@ static int cmd_save_restore(int argc, char **argv, int restore)
 		if (r < 0)
 			return usage_error("%s: --fd needs a value", name);
 		if (r > 0) {
-			if (parse_u64(v, INT_MAX, &fd))
+			if (parse_u64_max(v, INT_MAX, &fd))
 				return usage_error("%s: bad fd '%s'", name, v);
 			continue;
 		}
@@ -746,7 +741,7 @@ static int cmd_save_restore(int argc, char **argv, int restore)
 
 static void fmt_time(char *buf, size_t size, uint64_t ns)
 {
-	time_t s = (time_t)(ns / 1000000000ULL);
+	time_t s = (time_t)(ns / NSEC_PER_SEC);
 	struct tm tm;
 
 	if (!gmtime_r(&s, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) {
@@ -754,7 +749,7 @@ static void fmt_time(char *buf, size_t size, uint64_t ns)
 		return;
 	}
 	snprintf(buf + strlen(buf), size - strlen(buf), ".%09" PRIu64 "Z",
-		 (uint64_t)(ns % 1000000000U));
+		 (uint64_t)(ns % NSEC_PER_SEC));
 }
 
 static const char *clock_name(uint32_t c)
@@ -773,7 +768,7 @@ static int cmd_check(int argc, char **argv)
 	struct twheel_snapshot_info info;
 	const char *file = NULL;
 	char t1[64], t2[64];
-	struct timespec now;
+	uint64_t now;
 	int i, err;
 
 	for (i = 1; i < argc; i++) {
@@ -803,7 +798,7 @@ static int cmd_check(int argc, char **argv)
 			     info.problem ? info.problem : "corrupt");
 	if (err)
 		return error("%s: %s", file, strerror(-err));
-	clock_gettime(CLOCK_REALTIME, &now);
+	now = real_ns();
 	fmt_time(t1, sizeof(t1), info.saved_realtime_ns);
 	printf("%s: valid twheel snapshot\n", file);
 	printf("  version      %" PRIu32 "\n", info.version);
@@ -814,12 +809,10 @@ static int cmd_check(int argc, char **argv)
 	printf("  saved        %s\n", t1);
 	printf("  ids          %" PRIu64 "\n", info.count);
 	if (info.count) {
-		uint64_t rt = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
-
 		fmt_time(t1, sizeof(t1), info.min_deadline_ns);
 		fmt_time(t2, sizeof(t2), info.max_deadline_ns);
 		printf("  earliest     %s%s\n", t1,
-		       info.min_deadline_ns <= rt ? " (passed: expires at once on restore)" : "");
+		       info.min_deadline_ns <= now ? " (passed: expires at once on restore)" : "");
 		printf("  latest       %s\n", t2);
 	}
 	printf("  header_crc   0x%08" PRIx32 "\n", info.header_crc);
