@@ -7,6 +7,9 @@
  * what it uses, with nothing to build or link.  It needs no libtwheel and
  * no uapi header, so the bench's in-process contender, built against the
  * kernel shims, can include it.
+ *
+ * Option tables and usage errors, which only the examples use, are in
+ * opts.h beside this file.
  */
 #ifndef TWHEEL_USERSPACE_UTIL_H
 #define TWHEEL_USERSPACE_UTIL_H

@@ -21,7 +21,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
@@ -349,66 +348,35 @@ static void default_opts(struct opts *o)
 	o->seed = 1;
 }
 
+/* --ttl-ms MIN,MAX: 0 < MIN <= MAX <= one day */
+static int parse_ttl_ms(char *val, void *dst)
+{
+	struct opts *o = dst;
+	uint64_t v, w;
+
+	if (parse_pair(val, parse_u64, &v, &w) < 0 || !v || v > w || w > 86400000)
+		return -1;
+	o->ttl_min_ns = v * NSEC_PER_MSEC;
+	o->ttl_max_ns = w * NSEC_PER_MSEC;
+	return 0;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "test", no_argument, NULL, 'T' },
-		{ "keys", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "ttl-ms", required_argument, NULL, 't' },
-		{ "tick-ms", required_argument, NULL, 'k' },
-		{ "max-late-ms", required_argument, NULL, 'L' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		{ "test", OPT_FLAG, .dst = &o->test },
+		{ "keys", OPT_U64, &o->keys, .min = 1, .max = 1000000 },
+		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 1, .max = UINT64_MAX },
+		{ "ttl-ms", OPT_CUSTOM, o, .parse = parse_ttl_ms },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
+		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000 },
+		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
+		{ "quiet", OPT_FLAG, .dst = &o->quiet },
+		{ NULL },
 	};
-	uint64_t v, w;
-	int c, li;
 
 	default_opts(o);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
-		const char *name = c == '?' ? NULL : lo[li].name;
-
-		switch (c) {
-		case 'T':
-			o->test = 1;
-			break;
-		case 'n':
-			o->keys = opt_u64(name, optarg, 1, 1000000);
-			break;
-		case 'd':
-			o->duration_ns = opt_seconds(name, optarg, 1, UINT64_MAX);
-			break;
-		case 't':
-			if (parse_pair(optarg, parse_u64, &v, &w) < 0 || !v || v > w ||
-			    w > 86400000)
-				bad_arg(name, optarg);
-			o->ttl_min_ns = v * NSEC_PER_MSEC;
-			o->ttl_max_ns = w * NSEC_PER_MSEC;
-			break;
-		case 'k':
-			o->tick_ns = opt_ms(name, optarg, 1, 60000);
-			break;
-		case 'L':
-			o->max_late_ns = opt_ms(name, optarg, 1, 3600000);
-			break;
-		case 's':
-			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage_error("unknown option or missing value: %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument: %s", argv[optind]);
+	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS);
 }
 
 /* ---------------------------------------------------------------- the test */

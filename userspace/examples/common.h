@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by the twheel example programs: argument parsing
- * and the usage errors, a hash for deterministic per-id choices,
- * allocation that dies on failure, opening a wheel, the pieces of the
- * verification reports.  Everything is static so that each example stays
- * a single translation unit plus libtwheel.  Clocks and strict number
- * parsing come from ../common/util.h, shared with the bench and twheelctl.
+ * Small helpers shared by the twheel example programs: a hash for
+ * deterministic per-id choices, allocation that dies on failure, opening a
+ * wheel, the verification reports and their latency histogram.
+ * Everything is static so that each example stays a single translation
+ * unit plus libtwheel.
  *
- * Each program defines `prog` (its name in messages, see set_prog()) and
- * usage() (which calls usage_exit()), declared below.
+ * Clocks and strict number parsing come from ../common/util.h (shared
+ * with the bench and twheelctl), the option table and the usage errors
+ * from ../common/opts.h: each program defines `prog` (its name in
+ * messages, see set_prog()) and usage() (which calls usage_exit()).
  */
 #ifndef TWHEEL_EXAMPLES_COMMON_H
 #define TWHEEL_EXAMPLES_COMMON_H
@@ -24,10 +25,7 @@
 
 #include "twheel.h"
 #include "util.h"
-
-/* Defined by each program. */
-static const char *prog;
-static void usage(FILE *f, int status) __attribute__((noreturn));
+#include "opts.h"
 
 /* splitmix64: a good 64-bit mix, used as a stateless hash and as a PRNG. */
 static inline uint64_t mix64(uint64_t x)
@@ -45,85 +43,6 @@ static inline uint64_t rng_next(uint64_t *state)
 static inline double rng_unit(uint64_t *state)
 {
 	return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* The program's name in messages: argv[0] without its directory. */
-static inline void set_prog(int argc, char **argv)
-{
-	if (argc > 0 && argv[0])
-		prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-}
-
-/*
- * The body of each program's usage(): the synopsis ("usage: PROG args"),
- * then the help text on f for status 0, else a hint; exits with status.
- */
-static inline __attribute__((noreturn)) void usage_exit(FILE *f, int status,
-							 const char *args, const char *text)
-{
-	fprintf(f, "usage: %s %s\n", prog, args);
-	if (status)
-		fprintf(f, "Try '%s --help' for the options.\n", prog);
-	else
-		fputs(text, f);
-	exit(status);
-}
-
-/* A command line that does not work: say why, then the usage (exit 2). */
-static inline __attribute__((format(printf, 1, 2), noreturn)) void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage(prog, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage(stderr, 2);
-}
-
-static inline __attribute__((noreturn)) void bad_arg(const char *opt, const char *val)
-{
-	usage_error("invalid value for --%s: '%s'", opt, val ? val : "");
-}
-
-/*
- * Option values, range-checked (bounds included); a bad one is a usage
- * error.  opt is the option's name, without the dashes.
- */
-static inline uint64_t opt_u64(const char *opt, const char *val, uint64_t min, uint64_t max)
-{
-	uint64_t v;
-
-	if (parse_u64(val, &v) < 0 || v < min || v > max)
-		bad_arg(opt, val);
-	return v;
-}
-
-/* Milliseconds in [min, max], returned in ns. */
-static inline uint64_t opt_ms(const char *opt, const char *val, uint64_t min, uint64_t max)
-{
-	return opt_u64(opt, val, min, max) * NSEC_PER_MSEC;
-}
-
-/* Seconds (may be fractional), returned in ns within [min_ns, max_ns]. */
-static inline uint64_t opt_seconds(const char *opt, const char *val, uint64_t min_ns,
-				   uint64_t max_ns)
-{
-	uint64_t ns;
-
-	if (parse_seconds_ns(val, &ns) < 0 || ns < min_ns || ns > max_ns)
-		bad_arg(opt, val);
-	return ns;
-}
-
-/* A non-negative number up to max (a fraction: max 1). */
-static inline double opt_double(const char *opt, const char *val, double max)
-{
-	double v;
-
-	if (parse_double(val, &v) < 0 || v > max)
-		bad_arg(opt, val);
-	return v;
 }
 
 static inline void die(const char *fmt, ...)

@@ -21,7 +21,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -52,7 +51,7 @@ struct opts {
 	uint64_t max_late_ns;
 	uint64_t seed;
 	double quiet_frac;
-	unsigned int port;
+	uint64_t port;
 	int serve;
 	int quiet;
 };
@@ -114,75 +113,24 @@ static void check_opts(struct opts *o)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "conns", required_argument, NULL, 'c' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "quiet-fraction", required_argument, NULL, 'f' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "tick-ms", required_argument, NULL, 'k' },
-		{ "slack-ms", required_argument, NULL, 'S' },
-		{ "max-late-ms", required_argument, NULL, 'L' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 'r' },
-		{ "serve", no_argument, NULL, 's' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		{ "conns", OPT_U64, &o->conns, .min = 1, .max = 1000000 },
+		{ "timeout", OPT_SECONDS, &o->timeout_ns, .min = 10 * NSEC_PER_MSEC, .max = UINT64_MAX },
+		{ "interval", OPT_SECONDS, &o->interval_ns, .min = NSEC_PER_MSEC, .max = UINT64_MAX },
+		{ "quiet-fraction", OPT_DOUBLE, &o->quiet_frac, .dmax = 1.0 },
+		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 1, .max = UINT64_MAX },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
+		{ "slack-ms", OPT_MS, &o->slack_ns, .min = 0, .max = 3600000 },
+		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000 },
+		{ "port", OPT_U64, &o->port, .min = 0, .max = 65535 },
+		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
+		{ "serve", OPT_FLAG, .dst = &o->serve },
+		{ "quiet", OPT_FLAG, .dst = &o->quiet },
+		{ NULL },
 	};
-	int c, li;
 
 	default_opts(o);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
-		const char *name = c == '?' ? NULL : lo[li].name;
-
-		switch (c) {
-		case 'c':
-			o->conns = opt_u64(name, optarg, 1, 1000000);
-			break;
-		case 't':
-			o->timeout_ns = opt_seconds(name, optarg, 10 * NSEC_PER_MSEC, UINT64_MAX);
-			break;
-		case 'i':
-			o->interval_ns = opt_seconds(name, optarg, NSEC_PER_MSEC, UINT64_MAX);
-			break;
-		case 'f':
-			o->quiet_frac = opt_double(name, optarg, 1.0);
-			break;
-		case 'd':
-			o->duration_ns = opt_seconds(name, optarg, 1, UINT64_MAX);
-			break;
-		case 'k':
-			o->tick_ns = opt_ms(name, optarg, 1, 60000);
-			break;
-		case 'S':
-			o->slack_ns = opt_ms(name, optarg, 0, 3600000);
-			break;
-		case 'L':
-			o->max_late_ns = opt_ms(name, optarg, 1, 3600000);
-			break;
-		case 'p':
-			o->port = (unsigned int)opt_u64(name, optarg, 0, 65535);
-			break;
-		case 'r':
-			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
-			break;
-		case 's':
-			o->serve = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage_error("unknown option or missing value: %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument: %s", argv[optind]);
+	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS);
 	check_opts(o);
 }
 
@@ -738,7 +686,8 @@ static unsigned int listen_loopback(struct server *s)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->lfd, 4096) < 0 ||
 	    getsockname(s->lfd, (struct sockaddr *)&sa, &slen) < 0)
-		die("%s: cannot listen on 127.0.0.1:%u: %s", prog, s->o->port, strerror(errno));
+		die("%s: cannot listen on 127.0.0.1:%" PRIu64 ": %s", prog, s->o->port,
+		    strerror(errno));
 	return ntohs(sa.sin_port);
 }
 

@@ -28,7 +28,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -114,106 +113,65 @@ static void default_opts(struct opts *o)
 	o->seed = mix64(real_ns() ^ (uint64_t)getpid());
 }
 
-/* What follows the options: COMMAND (and pay's order id); --db is required. */
-static void parse_command(int argc, char **argv, struct opts *o)
+/*
+ * What follows the options, from argv[i]: COMMAND (and pay's order id);
+ * --db is required.
+ */
+static void parse_command(int argc, char **argv, int i, struct opts *o)
 {
 	static const char *const cmds[] = { "run", "pay", "status", "check", "torture" };
 	int known = 0;
 
-	if (optind >= argc)
+	if (i >= argc)
 		usage_error("missing COMMAND");
-	o->cmd = argv[optind++];
-	for (size_t i = 0; i < ARRAY_LEN(cmds); i++)
-		known |= !strcmp(o->cmd, cmds[i]);
+	o->cmd = argv[i++];
+	for (size_t k = 0; k < ARRAY_LEN(cmds); k++)
+		known |= !strcmp(o->cmd, cmds[k]);
 	if (!known)
 		usage_error("unknown command: %s", o->cmd);
 	if (!strcmp(o->cmd, "pay")) {
-		if (optind >= argc || parse_u64(argv[optind], &o->order_id) < 0 || !o->order_id)
+		if (i >= argc || parse_u64(argv[i], &o->order_id) < 0 || !o->order_id)
 			usage_error("pay needs an order id (a positive integer)");
-		optind++;
+		i++;
 	}
-	if (optind < argc)
-		usage_error("unexpected argument: %s", argv[optind]);
+	if (i < argc)
+		usage_error("unexpected argument: %s", argv[i]);
 	if (!o->db)
 		usage_error("--db FILE is required");
 }
 
+/* --kill-after A,B: seconds, 0 <= A <= B, B > 0 */
+static int parse_kill_after(char *val, void *dst)
+{
+	struct opts *o = dst;
+
+	if (parse_pair(val, parse_seconds_ns, &o->kill_min_ns, &o->kill_max_ns) < 0 ||
+	    o->kill_min_ns > o->kill_max_ns || !o->kill_max_ns)
+		return -1;
+	return 0;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, 'D' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "pay-fraction", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "drain", no_argument, NULL, 'n' },
-		{ "tick-ms", required_argument, NULL, 'k' },
-		{ "kills", required_argument, NULL, 'K' },
-		{ "kill-after", required_argument, NULL, 'A' },
-		{ "chaos", required_argument, NULL, 'c' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		{ "db", OPT_STRING, .dst = &o->db },
+		{ "window", OPT_SECONDS, &o->window_ns, .min = 2 * NSEC_PER_MSEC,
+		  .max = 100ULL * 366 * 86400 * NSEC_PER_SEC },
+		{ "rate", OPT_DOUBLE, &o->rate, .dmax = 1e6 },
+		{ "pay-fraction", OPT_DOUBLE, &o->pay_fraction, .dmax = 1.0 },
+		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 0, .max = UINT64_MAX },
+		{ "drain", OPT_FLAG, .dst = &o->drain },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
+		{ "kills", OPT_U64, &o->kills, .min = 0, .max = 10000 },
+		{ "kill-after", OPT_CUSTOM, o, .parse = parse_kill_after },
+		{ "chaos", OPT_DOUBLE, &o->chaos, .dmax = 0.5 },
+		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
+		{ "quiet", OPT_FLAG, .dst = &o->quiet },
+		{ NULL },
 	};
-	int c, li;
 
 	default_opts(o);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
-		const char *name = c == '?' ? NULL : lo[li].name;
-
-		switch (c) {
-		case 'D':
-			if (!*optarg)
-				bad_arg(name, optarg);
-			o->db = optarg;
-			break;
-		case 'w':
-			o->window_ns = opt_seconds(name, optarg, 2 * NSEC_PER_MSEC,
-						   100ULL * 366 * 86400 * NSEC_PER_SEC);
-			break;
-		case 'r':
-			o->rate = opt_double(name, optarg, 1e6);
-			break;
-		case 'p':
-			o->pay_fraction = opt_double(name, optarg, 1.0);
-			break;
-		case 'd':
-			o->duration_ns = opt_seconds(name, optarg, 0, UINT64_MAX);
-			break;
-		case 'n':
-			o->drain = 1;
-			break;
-		case 'k':
-			o->tick_ns = opt_ms(name, optarg, 1, 60000);
-			break;
-		case 'K':
-			o->kills = opt_u64(name, optarg, 0, 10000);
-			break;
-		case 'A':
-			if (parse_pair(optarg, parse_seconds_ns, &o->kill_min_ns,
-				       &o->kill_max_ns) < 0 ||
-			    o->kill_min_ns > o->kill_max_ns || !o->kill_max_ns)
-				bad_arg(name, optarg);
-			break;
-		case 'c':
-			o->chaos = opt_double(name, optarg, 0.5);
-			break;
-		case 's':
-			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage_error("unknown option or missing value: %s", argv[optind - 1]);
-		}
-	}
-	parse_command(argc, argv, o);
+	parse_command(argc, argv, parse_opts(argc, argv, opts, 0), o);
 }
 
 /* --------------------------------------------------------------- database */

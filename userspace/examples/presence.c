@@ -26,7 +26,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -139,86 +138,26 @@ static void check_opts(struct opts *o)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "users", required_argument, NULL, 'u' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "away", required_argument, NULL, 'a' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "login", required_argument, NULL, 'l' },
-		{ "silent-fraction", required_argument, NULL, 's' },
-		{ "idle-fraction", required_argument, NULL, 'I' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "tick-ms", required_argument, NULL, 'k' },
-		{ "slack-ms", required_argument, NULL, 'S' },
-		{ "max-late-ms", required_argument, NULL, 'L' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "seed", required_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		{ "users", OPT_U64, &o->users, .min = 1, .max = 1ULL << 32 },
+		{ "timeout", OPT_SECONDS, &o->timeout_ns, .min = 10 * NSEC_PER_MSEC, .max = UINT64_MAX },
+		{ "away", OPT_SECONDS, &o->away_ns, .min = 10 * NSEC_PER_MSEC, .max = UINT64_MAX },
+		{ "interval", OPT_SECONDS, &o->interval_ns, .min = NSEC_PER_MSEC, .max = UINT64_MAX },
+		{ "login", OPT_SECONDS, &o->login_ns, .min = 0, .max = UINT64_MAX },
+		{ "silent-fraction", OPT_DOUBLE, &o->silent, .dmax = 1.0 },
+		{ "idle-fraction", OPT_DOUBLE, &o->idle, .dmax = 1.0 },
+		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 1, .max = UINT64_MAX },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
+		{ "slack-ms", OPT_MS, &o->slack_ns, .min = 0, .max = 3600000 },
+		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000 },
+		{ "batch", OPT_U64, &o->batch, .min = 1, .max = 16384 },
+		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
+		{ "quiet", OPT_FLAG, .dst = &o->quiet },
+		{ NULL },
 	};
-	int c, li;
 
 	default_opts(o);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
-		const char *name = c == '?' || c == ':' ? NULL : lo[li].name;
-
-		switch (c) {
-		case 'u':
-			o->users = opt_u64(name, optarg, 1, 1ULL << 32);
-			break;
-		case 't':
-			o->timeout_ns = opt_seconds(name, optarg, 10 * NSEC_PER_MSEC, UINT64_MAX);
-			break;
-		case 'a':
-			o->away_ns = opt_seconds(name, optarg, 10 * NSEC_PER_MSEC, UINT64_MAX);
-			break;
-		case 'i':
-			o->interval_ns = opt_seconds(name, optarg, NSEC_PER_MSEC, UINT64_MAX);
-			break;
-		case 'l':
-			o->login_ns = opt_seconds(name, optarg, 0, UINT64_MAX);
-			break;
-		case 's':
-			o->silent = opt_double(name, optarg, 1.0);
-			break;
-		case 'I':
-			o->idle = opt_double(name, optarg, 1.0);
-			break;
-		case 'd':
-			o->duration_ns = opt_seconds(name, optarg, 1, UINT64_MAX);
-			break;
-		case 'k':
-			o->tick_ns = opt_ms(name, optarg, 1, 60000);
-			break;
-		case 'S':
-			o->slack_ns = opt_ms(name, optarg, 0, 3600000);
-			break;
-		case 'L':
-			o->max_late_ns = opt_ms(name, optarg, 1, 3600000);
-			break;
-		case 'b':
-			o->batch = opt_u64(name, optarg, 1, 16384);
-			break;
-		case 'r':
-			o->seed = opt_u64(name, optarg, 0, UINT64_MAX);
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			if (optopt)
-				usage_error("option needs a value or is unknown: %s",
-					    argv[optind - 1]);
-			usage_error("unknown option: %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument: %s", argv[optind]);
+	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS | OPTS_UNKNOWN_APART);
 	check_opts(o);
 }
 
