@@ -522,24 +522,23 @@ static int test_report(const struct tstate *t)
 	     t->vanished == 0 && t->phantom == 0 && c->size == 0 && ws.armed == 0 &&
 	     ws.pending == 0 && c->st.stale_events == 0 && c->st.late.max_ns <= o->max_late_ns;
 	printf("cache-ttl: verification summary\n");
-	printf("  workload           %" PRIu64 " sets, %" PRIu64 " gets (%" PRIu64 " hits), %"
-	       PRIu64 " dels\n", c->st.sets, t->gets, t->hits_at_end, c->st.dels);
-	printf("  never served late  %" PRIu64 " values served after their TTL, %" PRIu64
-	       " wrong values, %" PRIu64 " deleted keys served  [%s]\n", t->served_late,
-	       t->wrong_value, t->phantom,
-	       yesno(!t->served_late && !t->wrong_value && !t->phantom));
-	printf("  never early        %" PRIu64 " keys expired before their TTL, %" PRIu64
-	       " live keys missing (%" PRIu64 " before their TTL)  [%s]\n", t->early_expire,
-	       t->vanished, t->early_miss, yesno(!t->early_expire && !t->vanished));
-	printf("  every key expires  %" PRIu64 " removed by the wheel (%" PRIu64 " after the"
-	       " workload), %" PRIu64 " lazily by get; %u left, wheel armed %" PRIu64
-	       " pending %" PRIu64 ", %" PRIu64 " stale events  [%s]\n", c->st.expired_wheel,
-	       t->removed_wheel_final, c->st.expired_lazy, c->size, (uint64_t)ws.armed,
-	       (uint64_t)ws.pending, c->st.stale_events,
-	       yesno(!c->size && !ws.armed && !ws.pending && !c->st.stale_events));
-	printf("  wheel lateness     removal - deadline: %s; failing bound %.0f ms  [%s]\n",
-	       fmt_hist(h, sizeof(h), &c->st.late), (double)o->max_late_ns / 1e6,
-	       yesno(c->st.late.max_ns <= o->max_late_ns));
+	report_line("workload", "%" PRIu64 " sets, %" PRIu64 " gets (%" PRIu64 " hits), %" PRIu64
+		    " dels", c->st.sets, t->gets, t->hits_at_end, c->st.dels);
+	check_line("never served late", !t->served_late && !t->wrong_value && !t->phantom,
+		   "%" PRIu64 " values served after their TTL, %" PRIu64 " wrong values, %" PRIu64
+		   " deleted keys served", t->served_late, t->wrong_value, t->phantom);
+	check_line("never early", !t->early_expire && !t->vanished,
+		   "%" PRIu64 " keys expired before their TTL, %" PRIu64 " live keys missing (%"
+		   PRIu64 " before their TTL)", t->early_expire, t->vanished, t->early_miss);
+	check_line("every key expires", !c->size && !ws.armed && !ws.pending && !c->st.stale_events,
+		   "%" PRIu64 " removed by the wheel (%" PRIu64 " after the workload), %" PRIu64
+		   " lazily by get; %u left, wheel armed %" PRIu64 " pending %" PRIu64 ", %" PRIu64
+		   " stale events", c->st.expired_wheel, t->removed_wheel_final,
+		   c->st.expired_lazy, c->size, (uint64_t)ws.armed, (uint64_t)ws.pending,
+		   c->st.stale_events);
+	check_line("wheel lateness", c->st.late.max_ns <= o->max_late_ns,
+		   "removal - deadline: %s; failing bound %.0f ms",
+		   fmt_hist(h, sizeof(h), &c->st.late), (double)o->max_late_ns / 1e6);
 	printf("cache-ttl: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
 	return ok;
 }

@@ -92,6 +92,41 @@ static inline const char *yesno(int ok)
 	return ok ? "ok" : "FAIL";
 }
 
+/*
+ * A line of a verification report, between its "PROG: verification
+ * summary" and its "PROG: VERIFIED" (or "VERIFICATION FAILED"):
+ * "  LABEL              text", the text in the column after the labels.
+ * report_line() ends it there, check_line() with the check's verdict.
+ */
+static inline void report_vline(const char *label, const char *fmt, va_list ap)
+{
+	printf("  %-18s ", label);
+	vprintf(fmt, ap);
+}
+
+static inline __attribute__((format(printf, 2, 3))) void report_line(const char *label,
+								     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report_vline(label, fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* "  LABEL              text  [ok]" (or [FAIL]) */
+static inline __attribute__((format(printf, 3, 4))) void check_line(const char *label, int ok,
+								    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report_vline(label, fmt, ap);
+	va_end(ap);
+	printf("  [%s]\n", yesno(ok));
+}
+
 /* "1234567" -> "1,234,567" into buf (>= 32 bytes). */
 static inline const char *fmt_count(char *buf, uint64_t v)
 {

@@ -572,25 +572,28 @@ static int load_report(const struct load *l)
 		 l->late->max_ns <= o->max_late_ns;
 
 	printf("idle-reaper: verification summary (load generator)\n");
-	printf("  connections        %s: %s quiet, %s active\n", fmt_count(a, o->conns),
-	       fmt_count(b, l->n_quiet), fmt_count(c, o->conns - l->n_quiet));
-	printf("  quiet -> closed    %s of %s closed by the server, %" PRIu64 " missing  [%s]\n",
-	       fmt_count(a, l->quiet_closed), fmt_count(b, l->n_quiet), l->n_quiet - l->quiet_closed,
-	       yesno(l->quiet_closed == l->n_quiet));
-	printf("  active stay open   %" PRIu64 " active connections closed within a timeout of a ping  [%s]\n",
-	       l->active_closed, yesno(!l->active_closed));
+	report_line("connections", "%s: %s quiet, %s active", fmt_count(a, o->conns),
+		    fmt_count(b, l->n_quiet), fmt_count(c, o->conns - l->n_quiet));
+	check_line("quiet -> closed", l->quiet_closed == l->n_quiet,
+		   "%s of %s closed by the server, %" PRIu64 " missing",
+		   fmt_count(a, l->quiet_closed), fmt_count(b, l->n_quiet),
+		   l->n_quiet - l->quiet_closed);
+	check_line("active stay open", !l->active_closed,
+		   "%" PRIu64 " active connections closed within a timeout of a ping",
+		   l->active_closed);
 	if (l->active_gap)
-		printf("  note               %" PRIu64 " active connections closed after the load generator"
-		       " sent no ping for a whole timeout (it fell behind)\n", l->active_gap);
-	printf("  never early        %" PRIu64 " closed before last ping + timeout  [%s]\n",
-	       l->early, yesno(!l->early));
-	printf("  lateness           close seen - (last ping + timeout): %s; %" PRIu64
-	       " beyond tick + slack (%.0f ms); failing bound %.0f ms  [%s]\n",
-	       fmt_hist(h, sizeof(h), l->late), hist_count_above(l->late, o->tick_ns + o->slack_ns),
-	       (double)(o->tick_ns + o->slack_ns) / 1e6, (double)o->max_late_ns / 1e6,
-	       yesno(l->late->max_ns <= o->max_late_ns));
+		report_line("note", "%" PRIu64 " active connections closed after the load generator"
+			    " sent no ping for a whole timeout (it fell behind)", l->active_gap);
+	check_line("never early", !l->early, "%" PRIu64 " closed before last ping + timeout",
+		   l->early);
+	check_line("lateness", l->late->max_ns <= o->max_late_ns,
+		   "close seen - (last ping + timeout): %s; %" PRIu64
+		   " beyond tick + slack (%.0f ms); failing bound %.0f ms",
+		   fmt_hist(h, sizeof(h), l->late),
+		   hist_count_above(l->late, o->tick_ns + o->slack_ns),
+		   (double)(o->tick_ns + o->slack_ns) / 1e6, (double)o->max_late_ns / 1e6);
 	if (l->send_err)
-		printf("  note               %" PRIu64 " pings could not be sent\n", l->send_err);
+		report_line("note", "%" PRIu64 " pings could not be sent", l->send_err);
 	fflush(stdout);
 	return ok;
 }
@@ -759,21 +762,19 @@ static int server_report(const struct server *s, int load_ok)
 	memset(&st, 0, sizeof(st));
 	twheel_stats(s->wfd, &st);
 	printf("idle-reaper: verification summary (server)\n");
-	printf("  server             accepted %s, closed %" PRIu64 " idle, %" PRIu64
-	       " closed by the peer, %" PRIu64 " saved by late data, %" PRIu64
-	       " stale events, %" PRIu64 " errors  [%s]\n",
-	       fmt_count(a, s->accepted), s->closed_idle, s->closed_peer, s->rescued,
-	       s->stale, s->errors, yesno(ok_misc));
-	printf("  never early        %" PRIu64 " closed before last read + timeout  [%s]\n",
-	       s->early, yesno(ok_early));
-	printf("  lateness (server)  close - (last read + timeout): max %.1f ms, p99 %.0f ms;"
-	       " kernel late_max %.1f ms  [%s]\n",
-	       (double)s->late.max_ns / 1e6, hist_quantile_ms(&s->late, 0.99),
-	       (double)st.late_max_ns / 1e6, yesno(ok_late));
-	printf("  wheel              %" PRIu64 " touches, %" PRIu64 " expirations, %" PRIu64
-	       " cancels, %" PRIu64 " timer fires, peak %.1f KiB\n",
-	       (uint64_t)st.touches, (uint64_t)st.expirations, (uint64_t)st.cancels,
-	       (uint64_t)st.timer_fires, (double)s->mem_max / 1024.0);
+	check_line("server", ok_misc, "accepted %s, closed %" PRIu64 " idle, %" PRIu64
+		   " closed by the peer, %" PRIu64 " saved by late data, %" PRIu64
+		   " stale events, %" PRIu64 " errors", fmt_count(a, s->accepted), s->closed_idle,
+		   s->closed_peer, s->rescued, s->stale, s->errors);
+	check_line("never early", ok_early, "%" PRIu64 " closed before last read + timeout",
+		   s->early);
+	check_line("lateness (server)", ok_late, "close - (last read + timeout): max %.1f ms,"
+		   " p99 %.0f ms; kernel late_max %.1f ms", (double)s->late.max_ns / 1e6,
+		   hist_quantile_ms(&s->late, 0.99), (double)st.late_max_ns / 1e6);
+	report_line("wheel", "%" PRIu64 " touches, %" PRIu64 " expirations, %" PRIu64
+		    " cancels, %" PRIu64 " timer fires, peak %.1f KiB",
+		    (uint64_t)st.touches, (uint64_t)st.expirations, (uint64_t)st.cancels,
+		    (uint64_t)st.timer_fires, (double)s->mem_max / 1024.0);
 	return load_ok && ok_early && ok_late && ok_misc;
 }
 

@@ -744,20 +744,19 @@ static int cmd_check(const struct opts *o)
 	ok = k.total >= 0 && k.unpaid_due == 0 && k.bad_count == 0 && k.bad_kind == 0 &&
 	     k.orphan == 0 && k.early == 0 && k.late_pay == 0 && k.settled_mismatch == 0;
 	printf("orders: verification summary (%s)\n", o->db);
-	printf("  orders             %lld: %lld paid, %lld cancelled, %lld unpaid (%lld of them"
-	       " past their deadline)  [%s]\n", (long long)k.total, (long long)k.paid,
-	       (long long)k.cancelled, (long long)k.unpaid, (long long)k.unpaid_due,
-	       yesno(!k.unpaid_due));
-	printf("  exactly once       %lld orders without exactly one settlement, %lld events"
-	       " not matching the order, %lld events of unknown orders, %lld bad settled_ns"
-	       "  [%s]\n", (long long)k.bad_count, (long long)k.bad_kind, (long long)k.orphan,
-	       (long long)k.settled_mismatch,
-	       yesno(!k.bad_count && !k.bad_kind && !k.orphan && !k.settled_mismatch));
-	printf("  deadlines          %lld cancelled before the deadline, %lld paid after it"
-	       "  [%s]\n", (long long)k.early, (long long)k.late_pay,
-	       yesno(!k.early && !k.late_pay));
-	printf("  cancel lateness    %s (includes the restarts); settled by %lld processes\n",
-	       fmt_hist(h, sizeof(h), k.late), (long long)k.incarnations);
+	check_line("orders", !k.unpaid_due, "%lld: %lld paid, %lld cancelled, %lld unpaid"
+		   " (%lld of them past their deadline)", (long long)k.total, (long long)k.paid,
+		   (long long)k.cancelled, (long long)k.unpaid, (long long)k.unpaid_due);
+	check_line("exactly once", !k.bad_count && !k.bad_kind && !k.orphan && !k.settled_mismatch,
+		   "%lld orders without exactly one settlement, %lld events not matching the"
+		   " order, %lld events of unknown orders, %lld bad settled_ns",
+		   (long long)k.bad_count, (long long)k.bad_kind, (long long)k.orphan,
+		   (long long)k.settled_mismatch);
+	check_line("deadlines", !k.early && !k.late_pay,
+		   "%lld cancelled before the deadline, %lld paid after it",
+		   (long long)k.early, (long long)k.late_pay);
+	report_line("cancel lateness", "%s (includes the restarts); settled by %lld processes",
+		    fmt_hist(h, sizeof(h), k.late), (long long)k.incarnations);
 	if (k.bad_count)
 		show_examples(a.db, "settlements != 1", q_bad_count);
 	if (k.bad_kind)

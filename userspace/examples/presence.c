@@ -827,41 +827,42 @@ static void print_summary(const struct service *sv, const struct expect *x,
 	char a[32], b[32], c[32], h[80];
 
 	printf("presence: verification summary\n");
-	printf("  users              %s: %s silent, %s active; %s heartbeats, %s activities\n",
-	       fmt_count(a, o->users), fmt_count(b, x->silent), fmt_count(c, x->active),
-	       fmt_count((char[32]){ 0 }, sv->hb), fmt_count((char[32]){ 0 }, sv->acts));
-	printf("  silent -> offline  %s of %s went offline, %" PRIu64 " missing, %" PRIu64
-	       " twice  [%s]\n", fmt_count(a, sv->silent_off), fmt_count(b, x->silent),
-	       v->miss_off, sv->dup_off, yesno(v->ok_off));
-	printf("  active stay online %" PRIu64 " active users went offline, %" PRIu64
-	       " came back  [%s%s]\n", sv->false_off, sv->reconnects, yesno(v->ok_act),
-	       sv->false_off && v->lagged ? ": the clients fell behind by a timeout" : "");
-	printf("  idle -> away       %s of %s idle users went away, %" PRIu64
-	       " non-idle went away, %" PRIu64 " bad away events  [%s]\n",
-	       fmt_count(a, sv->idle_away), fmt_count(b, x->idle_away),
-	       sv->false_away, sv->bad_away, yesno(v->ok_away));
-	printf("  never early        %" PRIu64 " events before last touch + timeout  [%s]\n",
-	       sv->early, yesno(v->ok_early));
-	printf("  lateness, kernel   expired_ns - deadline_ns: max %.1f ms, p99 %.0f ms"
-	       " (offline), max %.1f ms (away)\n",
-	       (double)sv->late_k_off.max_ns / 1e6, hist_quantile_ms(&sv->late_k_off, 0.99),
-	       (double)sv->late_k_away.max_ns / 1e6);
-	printf("  lateness, service  seen - (last touch + timeout): %s (offline),"
-	       " max %.1f ms (away)\n", fmt_hist(h, sizeof(h), &sv->late_s_off),
-	       (double)sv->late_s_away.max_ns / 1e6);
-	printf("  on time            %s kernel / %s service events later than tick + slack"
-	       " (%.0f ms); failing bound %.0f ms  [%s]\n",
-	       fmt_count(a, v->late_k), fmt_count(b, v->late_s), (double)v->tick_slack / 1e6,
-	       (double)o->max_late_ns / 1e6, yesno(v->ok_late));
-	printf("  kernel memory      peak %.1f MiB for %s ids (%.1f B/id over both wheels)\n",
-	       (double)sv->mem_max / (1024.0 * 1024.0), fmt_count(a, sv->armed_max),
-	       sv->armed_max ? (double)sv->mem_max / (double)sv->armed_max : 0.0);
-	printf("  service cpu        %.1f s over %.1f s (%.0f%%); clients worst lag %.0f ms\n",
-	       (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
-	       100.0 * (double)sv->cpu_ns / (double)sv->wall_ns, (double)ss->max_behind_ns / 1e6);
+	report_line("users", "%s: %s silent, %s active; %s heartbeats, %s activities",
+		    fmt_count(a, o->users), fmt_count(b, x->silent), fmt_count(c, x->active),
+		    fmt_count((char[32]){ 0 }, sv->hb), fmt_count((char[32]){ 0 }, sv->acts));
+	check_line("silent -> offline", v->ok_off, "%s of %s went offline, %" PRIu64 " missing, %"
+		   PRIu64 " twice", fmt_count(a, sv->silent_off), fmt_count(b, x->silent),
+		   v->miss_off, sv->dup_off);
+	report_line("active stay online", "%" PRIu64 " active users went offline, %" PRIu64
+		    " came back  [%s%s]", sv->false_off, sv->reconnects, yesno(v->ok_act),
+		    sv->false_off && v->lagged ? ": the clients fell behind by a timeout" : "");
+	check_line("idle -> away", v->ok_away, "%s of %s idle users went away, %" PRIu64
+		   " non-idle went away, %" PRIu64 " bad away events",
+		   fmt_count(a, sv->idle_away), fmt_count(b, x->idle_away), sv->false_away,
+		   sv->bad_away);
+	check_line("never early", v->ok_early, "%" PRIu64 " events before last touch + timeout",
+		   sv->early);
+	report_line("lateness, kernel", "expired_ns - deadline_ns: max %.1f ms, p99 %.0f ms"
+		    " (offline), max %.1f ms (away)",
+		    (double)sv->late_k_off.max_ns / 1e6, hist_quantile_ms(&sv->late_k_off, 0.99),
+		    (double)sv->late_k_away.max_ns / 1e6);
+	report_line("lateness, service", "seen - (last touch + timeout): %s (offline),"
+		    " max %.1f ms (away)", fmt_hist(h, sizeof(h), &sv->late_s_off),
+		    (double)sv->late_s_away.max_ns / 1e6);
+	check_line("on time", v->ok_late, "%s kernel / %s service events later than tick + slack"
+		   " (%.0f ms); failing bound %.0f ms", fmt_count(a, v->late_k),
+		   fmt_count(b, v->late_s), (double)v->tick_slack / 1e6,
+		   (double)o->max_late_ns / 1e6);
+	report_line("kernel memory", "peak %.1f MiB for %s ids (%.1f B/id over both wheels)",
+		    (double)sv->mem_max / (1024.0 * 1024.0), fmt_count(a, sv->armed_max),
+		    sv->armed_max ? (double)sv->mem_max / (double)sv->armed_max : 0.0);
+	report_line("service cpu", "%.1f s over %.1f s (%.0f%%); clients worst lag %.0f ms",
+		    (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
+		    100.0 * (double)sv->cpu_ns / (double)sv->wall_ns,
+		    (double)ss->max_behind_ns / 1e6);
 	if (!v->ok_misc)
-		printf("  errors             %" PRIu64 " bad ids, %" PRIu64 " failed touches\n",
-		       sv->bad_id, sv->touch_errors);
+		report_line("errors", "%" PRIu64 " bad ids, %" PRIu64 " failed touches",
+			    sv->bad_id, sv->touch_errors);
 	printf("presence: %s\n", v->ok ? "VERIFIED" : "VERIFICATION FAILED");
 }
 
