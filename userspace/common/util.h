@@ -114,17 +114,24 @@ static inline int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* strtod() of the whole of s: -1 on trailing junk or a range error. */
+static inline int strtod_all(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || *end ? -1 : 0;
+}
+
 /* Strict finite non-negative decimal number. */
 static inline int parse_double(const char *s, double *out)
 {
-	char *end;
 	double v;
 
 	if (!s || !*s || !((*s >= '0' && *s <= '9') || *s == '.'))
 		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v >= 0.0) || v > 1e15)
+	if (strtod_all(s, &v) < 0 || !(v >= 0.0) || v > 1e15)
 		return -1;
 	*out = v;
 	return 0;

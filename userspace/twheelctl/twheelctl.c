@@ -96,16 +96,12 @@ static int parse_u64_max(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* Seconds in [0, 86400]; unlike parse_double(), "+1" and " 1" pass. */
 static int parse_seconds(const char *s, double *out)
 {
-	char *end;
 	double v;
 
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v >= 0.0) || v > 86400.0)
+	if (!s || !*s || strtod_all(s, &v) < 0 || !(v >= 0.0) || v > 86400.0)
 		return -1;
 	*out = v;
 	return 0;
