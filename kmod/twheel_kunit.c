@@ -39,6 +39,7 @@
 #include "twheel_core.c"
 
 #include "twheel_core.h"
+#include "twheel_model.h"
 
 #define TWT_MS		1000000ULL
 #define TWT_US		1000ULL
@@ -46,14 +47,10 @@
 /* The index of each wheel test: room for 240 ids (tw_index_room()). */
 #define TWT_IDX_SIZE	256
 
-/* splitmix64: a small deterministic generator for the randomised cases. */
+/* The generator of the randomised cases: the model's splitmix64. */
 static u64 twt_rand(u64 *s)
 {
-	u64 z = (*s += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
+	return twm_rand(s);
 }
 
 /*
@@ -81,14 +78,21 @@ static u64 twt_seed(u64 salt)
 	return twt_rand(&s);
 }
 
-static void twt_index_init(struct tw_index *x, struct tw_ent *tab,
-			   unsigned long size)
+/* An index's secret, from the suite's generator. */
+static void twt_secret(u64 secret[TW_SECRET_WORDS])
 {
-	u64 secret[TW_SECRET_WORDS];
 	int i;
 
 	for (i = 0; i < TW_SECRET_WORDS; i++)
 		secret[i] = twt_rand(&twt_secret_state);
+}
+
+static void twt_index_init(struct tw_index *x, struct tw_ent *tab,
+			   unsigned long size)
+{
+	u64 secret[TW_SECRET_WORDS];
+
+	twt_secret(secret);
 	tw_index_init(x, tab, size, secret);
 }
 
@@ -3169,7 +3173,7 @@ static u64 twt_flood_id(unsigned int fam, u64 i)
 	case 4:
 		return i << 44;
 	case 5:
-		return i * 0x9E3779B97F4A7C15ULL;	/* splitmix's constant */
+		return i * TWM_GAMMA;			/* splitmix64's increment */
 	case 6:
 		return i * TWT_GOLDEN_INV;		/* old keys 0, 1, 2, ... */
 	case 7:
@@ -3908,110 +3912,63 @@ static void twt_expire_at_once(struct kunit *test)
 }
 
 /*
- * twt_queue_random() and twt_queue_module() drive a wheel against a model
- * of its ids: id i is m->id[i], i * 7 in bits 0..19 under any high bits
- * (twt_model_i() reads i back).  The model knows each id's state and
- * which node holds what: an armed id's node, and the nodes of the queue,
- * its events' oldest first, then the sentinel.
+ * twt_queue_random() and twt_queue_module() drive a wheel against the
+ * model of twheel_model.h, the one the fuzzer drives too: it knows each
+ * id's state, deadline and data, which node holds what (the ready queue
+ * node for node, the sentinel last), the index's tables and its resizes,
+ * and checks the wheel, the queue and the index after every step.  The
+ * cases pick the steps from splitmix64 where the fuzzer reads its input;
+ * the model's memory is the case's and a broken property fails the case
+ * (KUNIT_ASSERT_FAILURE()).
  */
-#define TWT_RID0	BIT_ULL(40)
-#define TWT_ID_LOW	(BIT_ULL(20) - 1)
-
-enum { TWT_FREE, TWT_ARMED, TWT_QUEUED };
-
-/* What a run did; twt_queue_random() does the first TWT_OPS_RANDOM. */
-enum {
-	TWT_OP_ARM, TWT_OP_LATER, TWT_OP_MOVE, TWT_OP_CANCEL,
-	TWT_OP_DISCARD, TWT_OP_RETOUCH, TWT_OP_POP, TWT_OP_ADVANCE,
-	TWT_OP_EXPIRED, TWT_OP_RESIZE, TWT_OPS_RANDOM,
-	TWT_OP_TOUCH = TWT_OPS_RANDOM, TWT_OP_AT_ONCE, TWT_OP_DATA,
-	TWT_OP_READ, TWT_OP_HEAD, TWT_OP_MIDDLE, TWT_OP_LAST, TWT_OP_GROW,
-	TWT_OP_SHRINK, TWT_OPS
-};
-
-/* What the random cases expect of each id, and which node holds what. */
-struct twt_model {
-	struct kunit *test;
-	struct tw_wheel *w;
-	unsigned int nr;	/* ids */
-	u64 *id;
-	u8 *state;		/* TWT_FREE, TWT_ARMED or TWT_QUEUED */
-	u64 *deadline;		/* while armed or queued */
-	u64 *data;		/* while armed or queued */
-	u64 *expired;		/* while queued */
-	struct tw_node **node;	/* while armed: the id's node */
-	unsigned int *queue;	/* the queued ids (i), oldest first */
-	struct tw_node **qnode;	/* the nodes holding them, then the sentinel */
-	unsigned int len;
-	struct tw_node **spare;	/* nodes on no list and in no entry */
-	unsigned int nr_spare;
-	unsigned int nr_armed;
-	struct tw_node *pool;	/* the nodes, the first sentinel aside */
-	struct tw_node *sentinel0;
-	bool module;		/* twt_queue_module(): as the device does */
-	bool eager;		/* and every touch arms again, reads drain */
-	bool drop;		/* and ids go rather than come */
-	u64 now;
-	u64 seed;
-	unsigned int ops[TWT_OPS];
-};
-
-static void *twt_zalloc(struct kunit *test, size_t size)
+static void *twt_model_zalloc(void *ctx, size_t size)
 {
-	void *p = kunit_kzalloc(test, size, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	return p;
+	return kunit_kzalloc(ctx, size, GFP_KERNEL);
 }
 
-/* @nr ids TWT_RID0 + 7 * i, none armed, on a wheel of @tick from @now. */
-static struct twt_model *twt_model_new(struct kunit *test, unsigned int nr,
-				       u64 seed, u64 tick, u64 now)
+static void twt_model_free(void *ctx, void *p)
 {
-	struct twt_model *m = twt_zalloc(test, sizeof(*m));
-	unsigned int i;
+	kunit_kfree(ctx, p);
+}
 
-	KUNIT_ASSERT_LE(test, 7ULL * nr, TWT_ID_LOW);
-	m->test = test;
-	m->nr = nr;
-	m->seed = seed;
-	m->now = now;
-	m->w = twt_wheel(test, tick, now);
-	m->pool = twt_nodes(test, nr);
-	m->sentinel0 = m->w->tail;
-	m->id = twt_zalloc(test, nr * sizeof(*m->id));
-	m->state = twt_zalloc(test, nr * sizeof(*m->state));
-	m->deadline = twt_zalloc(test, nr * sizeof(*m->deadline));
-	m->data = twt_zalloc(test, nr * sizeof(*m->data));
-	m->expired = twt_zalloc(test, nr * sizeof(*m->expired));
-	m->node = twt_zalloc(test, nr * sizeof(*m->node));
-	m->queue = twt_zalloc(test, nr * sizeof(*m->queue));
-	m->qnode = twt_zalloc(test, (nr + 1) * sizeof(*m->qnode));
-	m->spare = twt_zalloc(test, nr * sizeof(*m->spare));
-	m->qnode[0] = m->w->tail;
-	for (i = 0; i < nr; i++) {
-		m->id[i] = TWT_RID0 | 7 * i;
-		m->spare[m->nr_spare++] = &m->pool[i];
-	}
+static void twt_model_fail(void *ctx, const char *why)
+{
+	KUNIT_ASSERT_FAILURE((struct kunit *)ctx, "%s", why);
+}
+
+static const struct twm_hooks twt_model_hooks = {
+	.zalloc = twt_model_zalloc,
+	.free = twt_model_free,
+	.fail = twt_model_fail,
+};
+
+/*
+ * A run: @nr ids on a wheel of @tick from @now with an index of @size
+ * slots keyed by the suite's secrets, its steps from @seed.
+ */
+static struct twm *twt_model_new(struct kunit *test, unsigned int nr,
+				 u64 seed, u64 tick, u64 now,
+				 unsigned long size)
+{
+	struct twm *m = twm_new(&twt_model_hooks, test, nr);
+	u64 secret[TW_SECRET_WORDS];
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->prng = seed;
+	m->prng_on = true;
+	twt_secret(secret);
+	twm_start(m, tick, now, size, secret);
 	return m;
 }
 
-/* Which of the model's ids @id is, or m->nr. */
-static unsigned int twt_model_i(const struct twt_model *m, u64 id)
-{
-	unsigned int i = (id & TWT_ID_LOW) / 7;
-
-	return i < m->nr && m->id[i] == id ? i : m->nr;
-}
-
 /* A random level's span: 1 to 2^30 ticks, at most 2^52 ns. */
-static u64 twt_model_span(const struct twt_model *m, u64 r)
+static u64 twt_model_span(const struct twm *m, u64 r)
 {
 	unsigned int shift = TW_LVL_BITS * (r % 6);
 
-	if (m->w->tick_ns > BIT_ULL(52) >> shift)
+	if (m->tick > BIT_ULL(52) >> shift)
 		return BIT_ULL(52);
-	return m->w->tick_ns << shift;
+	return m->tick << shift;
 }
 
 /*
@@ -4019,417 +3976,57 @@ static u64 twt_model_span(const struct twt_model *m, u64 r)
  * TWHEEL_DEADLINE_MAX past the end of time; one in 16 already due, by up
  * to 64 ticks.
  */
-static u64 twt_model_deadline_far(struct twt_model *m, u64 r)
+static u64 twt_model_far(struct twm *m, u64 r)
 {
-	u64 ahead = twt_rand(&m->seed), d;
+	u64 ahead = twm_rand(&m->prng), d;
 
 	if ((r >> 4) % 16 == 0)
-		return m->now - ahead % min(m->now + 1, 64 * m->w->tick_ns);
+		return m->now - ahead % min(m->now + 1, 64 * m->tick);
 	d = m->now + 1 + ahead % (twt_model_span(m, r) * (1 + (r >> 8) % 70));
 	if (d > TWHEEL_DEADLINE_MAX || d <= m->now)
 		d = TWHEEL_DEADLINE_MAX;
 	return d;
 }
 
-/* A deadline from now: mostly ahead, by up to 2^36 ns; one in 8 past. */
-static u64 twt_model_deadline(struct twt_model *m)
+/*
+ * A deadline: one in 4 from the model's generator (tick and slot
+ * boundaries, ties, the end of time), else from now: twt_model_far() for
+ * twt_queue_module(), or ahead by up to 2^36 ns, one in 8 already due by
+ * up to 10 ms.
+ */
+static u64 twt_model_deadline(struct twm *m, bool module)
 {
-	u64 r = twt_rand(&m->seed);
+	u64 r = twm_rand(&m->prng);
 
-	if (m->module)
-		return twt_model_deadline_far(m, r);
+	if (r % 4 == 0)
+		return twm_gen_deadline(m);
+	r >>= 2;
+	if (module)
+		return twt_model_far(m, r);
 	if (r % 8 == 0)
-		return m->now - (r >> 8) % (10 * TWT_MS);
+		return m->now - (r >> 8) % min(m->now + 1, 10 * TWT_MS);
 	return m->now + ((r >> 16) & (BIT_ULL(8 + (r >> 3) % 29) - 1));
 }
 
-/*
- * What the device does between steps: the resize the index asks for,
- * with room for @extra ids more, and @entries entries migrated.
- */
-static void twt_model_index(struct twt_model *m, unsigned long extra,
-			    unsigned long entries)
+/* Armed id @i's deadline moved later by up to 2^31 ns: its entry alone. */
+static void twt_model_later(struct twm *m, unsigned int i)
 {
-	struct tw_index *x = m->w->idx;
-	unsigned long size = tw_index_want_size(x, extra);
-	struct tw_ent *old;
+	u64 r = twm_rand(&m->prng), d = m->ids[i].deadline;
 
-	if (size) {
-		m->ops[size > x->size ? TWT_OP_GROW : TWT_OP_SHRINK]++;
-		tw_index_start_resize(x, twt_tab(m->test, size), size);
-	}
-	if (!x->old)
-		return;
-	old = tw_index_migrate(x, entries);
-	if (old)
-		kunit_kfree(m->test, old);
-}
-
-/* Room for one id more (tw_index_room()), the index resized if need be. */
-static void twt_model_room(struct twt_model *m)
-{
-	struct tw_index *x = m->w->idx;
-	unsigned int k;
-
-	for (k = 0; k < 4 && !tw_index_room(x); k++)
-		twt_model_index(m, 1, x->old ? x->old_size : 0);
-	KUNIT_ASSERT_TRUE(m->test, tw_index_room(x));
-}
-
-/* Id @i is armed now, on node @n. */
-static void twt_model_armed(struct twt_model *m, unsigned int i,
-			    struct tw_node *n)
-{
-	m->state[i] = TWT_ARMED;
-	m->node[i] = n;
-	m->nr_armed++;
-}
-
-/*
- * Id @i's event was just queued, into the sentinel, and its node @n is
- * the sentinel now.
- */
-static void twt_model_queued(struct twt_model *m, unsigned int i,
-			     struct tw_node *n)
-{
-	KUNIT_ASSERT_LT(m->test, m->len, m->nr);
-	m->queue[m->len++] = i;
-	m->qnode[m->len] = n;
-	m->expired[i] = max(m->now, 1ULL);
-	m->state[i] = TWT_QUEUED;
-}
-
-/*
- * Take queued id @i out of the model's queue.  Returns the node set free:
- * the one after its event's, which is the sentinel for the last event.
- */
-static struct tw_node *twt_model_unqueue(struct twt_model *m, unsigned int i)
-{
-	struct tw_node *freed;
-	unsigned int k;
-
-	for (k = 0; k < m->len && m->queue[k] != i; k++)
-		;
-	KUNIT_ASSERT_LT(m->test, k, m->len);
-	m->ops[!k ? TWT_OP_HEAD : k + 1 < m->len ? TWT_OP_MIDDLE :
-	       TWT_OP_LAST]++;
-	freed = m->qnode[k + 1];
-	memmove(&m->queue[k], &m->queue[k + 1],
-		(m->len - k - 1) * sizeof(*m->queue));
-	memmove(&m->qnode[k + 1], &m->qnode[k + 2],
-		(m->len - k - 1) * sizeof(*m->qnode));
-	m->len--;
-	return freed;
-}
-
-/* Arm free id @i on a spare node, with random data. */
-static void twt_model_arm(struct twt_model *m, unsigned int i)
-{
-	struct tw_node *n;
-
-	if (m->state[i] != TWT_FREE || !m->nr_spare)
-		return;
-	twt_model_room(m);
-	n = m->spare[--m->nr_spare];
-	KUNIT_ASSERT_PTR_NE(m->test, n, m->w->tail);
-	KUNIT_ASSERT_FALSE(m->test, twt_on_queue(m->w, n));
-	n->id = m->id[i];
-	n->data = twt_rand(&m->seed);
-	m->data[i] = n->data;
-	m->deadline[i] = twt_model_deadline(m);
-	twt_model_armed(m, i, n);
-	twt_add(m->test, m->w, n, m->deadline[i]);
-	m->ops[TWT_OP_ARM]++;
-}
-
-/* Touch armed id @i later: its entry alone. */
-static void twt_model_later(struct twt_model *m, unsigned int i)
-{
-	u64 r = twt_rand(&m->seed);
-
-	if (m->state[i] != TWT_ARMED)
-		return;
-	m->deadline[i] += (r >> 8) & (BIT_ULL(r % 32) - 1);
-	m->deadline[i] = min(m->deadline[i], TWHEEL_DEADLINE_MAX);
-	twt_later(m->test, m->w, m->id[i], m->deadline[i]);
-	m->ops[TWT_OP_LATER]++;
-}
-
-/* Arm armed id @i again for any deadline: its node disarmed and added. */
-static void twt_model_move(struct twt_model *m, unsigned int i)
-{
-	struct tw_ent *e;
-
-	if (m->state[i] != TWT_ARMED)
-		return;
-	e = twt_ent(m->test, m->w, m->id[i]);
-	KUNIT_ASSERT_PTR_EQ(m->test, e->node, m->node[i]);
-	m->deadline[i] = twt_model_deadline(m);
-	tw_wheel_del(m->w, e->node);
-	e->deadline = m->deadline[i];
-	tw_wheel_add(m->w, e->node, m->deadline[i]);
-	m->ops[TWT_OP_MOVE]++;
-}
-
-/*
- * Take id @i's node back, disarmed or its event discarded: it must be the
- * node the model says, carry the id and its data, and be the entry's.
- */
-static struct tw_node *twt_model_take(struct twt_model *m, unsigned int i,
-				      struct tw_ent *e)
-{
-	struct tw_node *n, *freed;
-
-	if (m->state[i] == TWT_ARMED) {
-		n = e->node;
-		KUNIT_ASSERT_PTR_EQ(m->test, n, m->node[i]);
-		tw_wheel_del(m->w, n);
-		m->nr_armed--;
-		m->ops[TWT_OP_CANCEL]++;
-	} else {
-		freed = twt_model_unqueue(m, i);
-		n = tw_wheel_discard(m->w, e);
-		KUNIT_ASSERT_PTR_EQ(m->test, n, freed);
-		m->ops[TWT_OP_DISCARD]++;
-	}
-	KUNIT_ASSERT_PTR_EQ(m->test, e->node, n);
-	KUNIT_ASSERT_FALSE(m->test, tw_ent_queued(e));
-	KUNIT_ASSERT_EQ(m->test, n->id, m->id[i]);
-	KUNIT_ASSERT_EQ(m->test, n->data, m->data[i]);
-	return n;
-}
-
-/* Cancel id @i, armed or queued: its node becomes a spare. */
-static void twt_model_cancel(struct twt_model *m, unsigned int i)
-{
-	struct tw_ent *e;
-
-	if (m->state[i] == TWT_FREE)
-		return;
-	e = twt_ent(m->test, m->w, m->id[i]);
-	m->spare[m->nr_spare++] = twt_model_take(m, i, e);
-	tw_index_remove(m->w->idx, e);
-	m->state[i] = TWT_FREE;
-}
-
-/* Touch queued id @i: its event discarded, the node handed back armed. */
-static void twt_model_retouch(struct twt_model *m, unsigned int i)
-{
-	struct tw_node *n;
-	struct tw_ent *e;
-
-	if (m->state[i] != TWT_QUEUED)
-		return;
-	e = twt_ent(m->test, m->w, m->id[i]);
-	n = twt_model_take(m, i, e);
-	m->deadline[i] = twt_model_deadline(m);
-	e->deadline = m->deadline[i];
-	tw_wheel_add(m->w, n, m->deadline[i]);
-	twt_model_armed(m, i, n);
-	m->ops[TWT_OP_RETOUCH]++;
-}
-
-/*
- * The head event, popped, is read: the node holds what the model says,
- * @e is its id's entry, which is removed, and the node becomes a spare.
- */
-static void twt_model_drop(struct twt_model *m, struct tw_node *n,
-			   struct tw_ent *e)
-{
-	struct kunit *test = m->test;
-	unsigned int i = m->queue[0];
-
-	KUNIT_ASSERT_PTR_EQ(test, n, m->qnode[0]);
-	KUNIT_ASSERT_EQ(test, n->id, m->id[i]);
-	KUNIT_ASSERT_EQ(test, n->data, m->data[i]);
-	KUNIT_ASSERT_EQ(test, n->expired, m->expired[i]);
-	KUNIT_ASSERT_TRUE(test, e && e->node == n && tw_ent_queued(e));
-	tw_index_remove(m->w->idx, e);
-	memmove(&m->queue[0], &m->queue[1], (m->len - 1) * sizeof(*m->queue));
-	memmove(&m->qnode[0], &m->qnode[1], m->len * sizeof(*m->qnode));
-	m->len--;
-	m->state[i] = TWT_FREE;
-	m->spare[m->nr_spare++] = n;
-	m->ops[TWT_OP_POP]++;
-}
-
-/* Pop the oldest event: the model's first; its node becomes a spare. */
-static void twt_model_pop(struct twt_model *m)
-{
-	struct tw_node *head = m->w->head, *n;
-
-	if (!m->len)
-		return;
-	n = tw_wheel_pop(m->w);
-	KUNIT_ASSERT_PTR_EQ(m->test, n, head);
-	twt_model_drop(m, n, tw_index_find(m->w->idx, n->id));
-}
-
-/*
- * Read as the device does: the entries of up to 16 events from the head
- * looked up first, then some of the events delivered (fewer when the copy
- * to user space faults), each popped, its entry looked up again only if
- * a removal moved it, and removed.
- */
-static void twt_model_read(struct twt_model *m)
-{
-	struct kunit *test = m->test;
-	u64 r = twt_rand(&m->seed);
-	unsigned int k = 1 + r % 16, ok, j;
-	struct tw_ent *ent[16];
-	struct tw_node *n = m->w->head;
-
-	ok = (r >> 8) % 4 ? k : (r >> 12) % (k + 1);
-	for (j = 0; j < k && j < m->len; j++, n = n->next) {
-		KUNIT_ASSERT_PTR_EQ(test, n, m->qnode[j]);
-		ent[j] = tw_index_find(m->w->idx, n->id);
-		KUNIT_ASSERT_TRUE(test, ent[j] && ent[j]->node == n &&
-				  tw_ent_queued(ent[j]) &&
-				  tw_ent_deadline(ent[j]) <= n->expired);
-	}
-	for (ok = min(ok, j), j = 0; j < ok; j++) {
-		n = tw_wheel_pop(m->w);
-		if (ent[j]->node != n)
-			ent[j] = tw_index_find(m->w->idx, n->id);
-		twt_model_drop(m, n, ent[j]);
-	}
-	m->ops[TWT_OP_READ]++;
-}
-
-/* New random data for id @i, in node @n that holds it. */
-static void twt_model_data(struct twt_model *m, unsigned int i,
-			   struct tw_node *n)
-{
-	n->data = twt_rand(&m->seed);
-	m->data[i] = n->data;
-	m->ops[TWT_OP_DATA]++;
-}
-
-/*
- * Give id @i, whose node is on no list and @e's, its @deadline as the
- * device does: the event queued at once if it is due, else armed.
- */
-static void twt_model_place(struct twt_model *m, unsigned int i,
-			    struct tw_ent *e, u64 deadline)
-{
-	struct tw_node *n = e->node;
-
-	e->deadline = deadline;
-	m->deadline[i] = deadline;
-	if (deadline > m->now) {
-		tw_wheel_add(m->w, n, deadline);
-		twt_model_armed(m, i, n);
-		return;
-	}
-	tw_wheel_expire(m->w, e, m->now);
-	KUNIT_ASSERT_PTR_EQ(m->test, e->node, m->qnode[m->len]);
-	KUNIT_ASSERT_PTR_EQ(m->test, m->w->tail, n);
-	twt_model_queued(m, i, n);
-	m->ops[TWT_OP_AT_ONCE]++;
-}
-
-/*
- * Touch id @i as the device does: a later deadline of an armed id goes
- * to its entry alone, with new data in its node maybe; else the id is
- * added, or taken off the wheel or the queue, and placed.
- */
-static void twt_model_touch(struct twt_model *m, unsigned int i)
-{
-	u64 d = twt_model_deadline(m), r = twt_rand(&m->seed);
-	struct tw_node *n;
-	struct tw_ent *e;
-
-	if (m->state[i] == TWT_ARMED && !m->eager && d >= m->deadline[i] &&
-	    d > m->now) {
-		e = twt_ent(m->test, m->w, m->id[i]);
-		e->deadline = d;
-		m->deadline[i] = d;
-		if (r & 1)
-			twt_model_data(m, i, e->node);
-		m->ops[TWT_OP_LATER]++;
-		return;
-	}
-	if (m->state[i] == TWT_FREE) {
-		twt_model_room(m);
-		n = m->spare[--m->nr_spare];
-		n->id = m->id[i];
-		e = tw_index_insert(m->w->idx, n, 0);
-		KUNIT_ASSERT_PTR_EQ(m->test, e->node, n);
-		r |= 1;
-	} else {
-		e = twt_ent(m->test, m->w, m->id[i]);
-		n = twt_model_take(m, i, e);
-	}
-	if (r & 1)
-		twt_model_data(m, i, n);
-	twt_model_place(m, i, e, d);
-	m->ops[TWT_OP_TOUCH]++;
-}
-
-/*
- * After an advance from tick @cur0: the events past the model's are new,
- * each of an armed id whose tick is reached, written into the sentinel of
- * its time, with the clock and its data, in the order of their ticks
- * (those due by @cur0 count as @cur0: the drain list comes first, in any
- * order); they join the model's queue.
- */
-static void twt_model_took(struct twt_model *m, u64 cur0)
-{
-	struct kunit *test = m->test;
-	const struct tw_wheel *w = m->w;
-	const struct tw_node *n = w->head;
-	unsigned int k;
-	u64 prev = 0;
-
-	for (k = 0; k < m->len; k++, n = n->next)
-		KUNIT_ASSERT_PTR_EQ(test, n, m->qnode[k]);
-	for (; n && n != w->tail; n = n->next) {
-		unsigned int i = twt_model_i(m, n->id);
-		u64 e;
-
-		KUNIT_ASSERT_LT_MSG(test, i, m->nr, "id %llu", n->id);
-		KUNIT_ASSERT_EQ_MSG(test, m->state[i], TWT_ARMED, "id %llu",
-				    n->id);
-		KUNIT_ASSERT_PTR_EQ_MSG(test, n, m->qnode[m->len],
-					"id %llu not in the sentinel", n->id);
-		e = tw_ticks(w, m->deadline[i]);
-		KUNIT_EXPECT_LE_MSG(test, e, w->cur, "id %llu early", n->id);
-		KUNIT_EXPECT_LE_MSG(test, prev, max(e, cur0), "id %llu", n->id);
-		prev = max(e, cur0);
-		KUNIT_EXPECT_EQ(test, n->data, m->data[i]);
-		KUNIT_EXPECT_EQ(test, n->expired, max(m->now, 1ULL));
-		m->nr_armed--;
-		twt_model_queued(m, i, m->node[i]);
-		m->ops[TWT_OP_EXPIRED]++;
-	}
-}
-
-/* After an advance that left nothing due: no armed id's tick is reached. */
-static void twt_model_not_late(struct twt_model *m)
-{
-	u64 nt = div64_u64(m->now, m->w->tick_ns);
-	unsigned int i;
-
-	for (i = 0; i < m->nr; i++) {
-		if (m->state[i] != TWT_ARMED ||
-		    tw_ticks(m->w, m->deadline[i]) > nt)
-			continue;
-		KUNIT_FAIL(m->test, "id %u (tick %llu) late at tick %llu", i,
-			   tw_ticks(m->w, m->deadline[i]), nt);
-		return;
-	}
+	d += (r >> 8) & (BIT_ULL(r % 32) - 1);
+	twm_later(m, i, min(d, TWHEEL_DEADLINE_MAX));
 }
 
 /*
  * The clock moved on: by up to 2^33 ns, or for twt_queue_module() by a
  * few ticks, up to 200, to exactly the next slot due, or by up to a
- * random level's span (at most 2^40 ns).
+ * random level's span (at most 2^40 ns); never past the end of time.
  */
-static void twt_model_clock(struct twt_model *m, u64 r)
+static void twt_model_clock(struct twm *m, u64 r, bool module)
 {
-	u64 tick = m->w->tick_ns, step = twt_rand(&m->seed), t;
+	u64 tick = m->tick, step = twm_rand(&m->prng), t;
 
-	if (!m->module) {
+	if (!module) {
 		m->now += (r >> 16) & (BIT_ULL((r >> 4) % 34) - 1);
 		return;
 	}
@@ -4441,401 +4038,212 @@ static void twt_model_clock(struct twt_model *m, u64 r)
 		m->now += step % (200 * tick);
 		break;
 	case 2:
-		if (tw_wheel_next(m->w, &t) && t * tick > m->now)
+		if (tw_wheel_next(&m->w, &t) && t * tick > m->now)
 			m->now = t * tick;
 		break;
 	default:
 		m->now += step % min(twt_model_span(m, r >> 8), BIT_ULL(40));
 		break;
 	}
+	m->now = min(m->now, TWM_KMAX);
 }
 
 /*
  * Move the clock on; advance with a random budget, in one call, which may
  * leave work due, or for twt_queue_module() also in calls until none is,
- * the index resizing between them.
+ * the index migrating between them.
  */
-static void twt_model_advance(struct twt_model *m)
+static void twt_model_advance(struct twm *m, bool module)
 {
-	u64 r = twt_rand(&m->seed), cur0 = m->w->cur;
+	u64 r = twm_rand(&m->prng);
 	unsigned int budget = r & 1 ? UINT_MAX : 1 + (r >> 1) % 8;
-	bool more;
 
-	twt_model_clock(m, r);
-	more = tw_wheel_advance(m->w, m->now, &budget);
-	while (more && m->module && (r >> 40) % 2) {
-		budget = 1 + twt_rand(&m->seed) % 50;
-		twt_model_index(m, 0, 1 + (r >> 41) % 2);
-		more = tw_wheel_advance(m->w, m->now, &budget);
-	}
-	twt_model_took(m, cur0);
-	KUNIT_EXPECT_LE(m->test, m->w->cur,
-			div64_u64(m->now, m->w->tick_ns));
-	if (!more)
-		twt_model_not_late(m);
-	m->ops[TWT_OP_ADVANCE]++;
-}
-
-/* Start resizing the index to 80..299 slots, or migrate some entries. */
-static void twt_model_resize(struct twt_model *m)
-{
-	struct tw_index *x = m->w->idx;
-	u64 r = twt_rand(&m->seed);
-	unsigned long size = 80 + r % 220;
-	struct tw_ent *old;
-
-	if (!x->old) {
-		tw_index_start_resize(x, twt_tab(m->test, size), size);
-		m->ops[TWT_OP_RESIZE]++;
+	twt_model_clock(m, r, module);
+	if (!twm_advance_once(m, budget) || !module || !((r >> 40) % 2))
 		return;
-	}
-	old = tw_index_migrate(x, 1 + (r >> 8) % 16);
-	if (old)
-		kunit_kfree(m->test, old);
+	do
+		twm_maintain(m, 0, 1 + (r >> 41) % 2);
+	while (twm_advance_once(m, 1 + twm_rand(&m->prng) % 50));
 }
 
-/* One random step on a random id. */
-static void twt_model_step(struct twt_model *m)
+/* Id @i, if in @state, given a deadline through the wheel even if due. */
+static void twt_model_raw(struct twm *m, unsigned int i, enum twm_state state,
+			  bool module)
 {
-	u64 r = twt_rand(&m->seed);
+	if (m->ids[i].state == state)
+		twm_set(m, i, twt_model_deadline(m, module), TWM_RAW);
+}
+
+/*
+ * One random step on a random id: a new id armed through the wheel (some
+ * already due), an armed one touched later (the entry alone) or moved
+ * (disarmed and added), one cancelled armed or queued (discarded), a
+ * queued one armed again (discarded and added), an event popped; the
+ * clock advanced; the index resized to 80..299 slots or migrated.
+ */
+static void twt_model_step(struct twm *m)
+{
+	u64 r = twm_rand(&m->prng);
 	unsigned int i = (r >> 8) % m->nr;
 
 	switch (r % 16) {
 	case 0 ... 3:
-		twt_model_arm(m, i);
+		twt_model_raw(m, i, TWM_ABSENT, false);
 		break;
 	case 4 ... 5:
-		twt_model_later(m, i);
+		if (m->ids[i].state == TWM_ARMED)
+			twt_model_later(m, i);
 		break;
 	case 6:
-		twt_model_move(m, i);
+		twt_model_raw(m, i, TWM_ARMED, false);
 		break;
 	case 7:
-		twt_model_cancel(m, i);
+		twm_cancel(m, i);
 		break;
 	case 8 ... 9:
-		twt_model_retouch(m, i);
+		twt_model_raw(m, i, TWM_QUEUED, false);
 		break;
 	case 10 ... 11:
-		twt_model_pop(m);
+		twm_read(m, 1, false);
 		break;
 	case 12 ... 14:
-		twt_model_advance(m);
+		twt_model_advance(m, false);
 		break;
 	default:
-		twt_model_resize(m);
+		if (!m->mold)
+			twm_resize(m, 80 + (r >> 16) % 220);
+		else
+			twm_migrate(m, 1 + (r >> 16) % 16);
 		break;
 	}
-}
-
-/* The queue drained, as an eager reader does, one in 8 times else. */
-static void twt_model_drain(struct twt_model *m, u64 r)
-{
-	if (m->eager || !(r % 8))
-		while (m->len)
-			twt_model_pop(m);
 }
 
 /*
  * One step of twt_queue_module(), as the device takes them: the index
- * resized as it asks and migrated a little, then on a random id (often
- * one whose event is queued, anywhere in the queue) mostly touches (while
- * ids go, cancels of ids present), cancels, reads and advances, now and
- * then the other steps.
+ * resized as it asks and migrated a little and the wheel caught up (its
+ * tw_lock()), then on a random id (often one whose event is queued,
+ * anywhere in the queue) mostly touches (@eager: each one taken off and
+ * placed again; while ids go, @drop, cancels of ids present), cancels,
+ * reads, faulting ones too, and advances (@eager: read at once, else one
+ * in 8), now and then the other steps and a step of a dump.
  */
-static void twt_model_step_module(struct twt_model *m)
+static void twt_model_step_module(struct twm *m, bool eager, bool drop)
 {
-	u64 r = twt_rand(&m->seed);
+	u64 r = twm_rand(&m->prng);
 	unsigned int i = (r >> 8) % m->nr, k;
 
-	if (m->len && !((r >> 40) % 8))
-		i = m->queue[(r >> 44) % m->len];
-	twt_model_index(m, 1, 1 + (r >> 56) % 3);
-	if (m->drop && r % 32 < 15) {
-		for (k = 0; k < 8 && m->state[i] == TWT_FREE; k++)
-			i = twt_rand(&m->seed) % m->nr;
+	if (m->rq_len && !((r >> 40) % 8))
+		i = m->rq[(r >> 44) % m->rq_len];
+	twm_maintain(m, 1, 1 + (r >> 56) % 3);
+	twm_catch_up(m);
+	if (drop && r % 32 < 15) {
+		for (k = 0; k < 8 && m->ids[i].state == TWM_ABSENT; k++)
+			i = twm_rand(&m->prng) % m->nr;
 		r = 12;
 	}
 	switch (r % 32) {
 	case 0 ... 11:
-		twt_model_touch(m, i);
+		twm_set(m, i, twt_model_deadline(m, true), eager ? TWM_EAGER : 0);
 		break;
 	case 12 ... 14:
-		twt_model_cancel(m, i);
+		twm_cancel(m, i);
 		break;
 	case 15 ... 17:
-		twt_model_read(m);
+		twm_read(m, 1 + (r >> 16) % 16, !((r >> 20) % 4));
 		break;
 	case 18:
-		twt_model_pop(m);
+		twm_read(m, 1, false);
 		break;
 	case 19:
-		if (m->len)
-			i = m->queue[(r >> 44) % m->len];
-		twt_model_retouch(m, i);
+		if (m->rq_len)
+			i = m->rq[(r >> 44) % m->rq_len];
+		twt_model_raw(m, i, TWM_QUEUED, true);
 		break;
 	case 20:
-		twt_model_move(m, i);
+		twt_model_raw(m, i, TWM_ARMED, true);
 		break;
 	case 21:
-		twt_model_arm(m, i);
+		twt_model_raw(m, i, TWM_ABSENT, true);
 		break;
 	case 22 ... 23:
-		twt_model_later(m, i);
+		if (m->ids[i].state == TWM_ARMED)
+			twt_model_later(m, i);
+		break;
+	case 24:
+		twm_dump_step(m);
 		break;
 	default:
-		twt_model_advance(m);
-		twt_model_drain(m, r >> 32);
+		twt_model_advance(m, true);
+		if (eager || !((r >> 32) % 8))
+			twm_read(m, m->rq_len, false);
 		break;
 	}
 }
 
-/*
- * Whether id @i's entry @e is what the model says (no entry when free):
- * an armed id's at the id's node, which holds its data.
- */
-static bool twt_model_ent_ok(const struct twt_model *m, unsigned int i,
-			     const struct tw_ent *e)
+/* What the runs of a case did, in its log. */
+static void twt_model_info(struct kunit *test, const unsigned long *count)
 {
-	bool queued = m->state[i] == TWT_QUEUED;
+	char buf[400];
 
-	if (m->state[i] == TWT_FREE)
-		return !e;
-	if (!e || !e->node || e->node == m->w->tail ||
-	    e->node->id != e->id ||
-	    tw_ent_deadline(e) != m->deadline[i] ||
-	    tw_ent_queued(e) != queued)
-		return false;
-	return queued || (e->node == m->node[i] &&
-			  e->node->data == m->data[i]);
+	twm_counts(count, buf, sizeof(buf));
+	kunit_info(test, "%s", buf);
 }
 
 /*
- * The queue holds the model's events, oldest first, each in the node the
- * model says, never early, their clocks in order; then the sentinel.
- */
-static void twt_model_check_queue(const struct twt_model *m)
-{
-	const struct tw_node *n = m->w->head;
-	unsigned int k;
-	u64 last = 0;
-
-	for (k = 0; k < m->len; k++, n = n->next) {
-		unsigned int i = m->queue[k];
-
-		KUNIT_ASSERT_PTR_EQ(m->test, n, m->qnode[k]);
-		KUNIT_ASSERT_TRUE_MSG(m->test, n->id == m->id[i] &&
-				      n->data == m->data[i] &&
-				      n->expired == m->expired[i],
-				      "event %u: id %llu, want %llu", k,
-				      n->id, m->id[i]);
-		KUNIT_ASSERT_LE(m->test, m->deadline[i], n->expired);
-		KUNIT_ASSERT_LE(m->test, last, n->expired);
-		last = n->expired;
-	}
-	KUNIT_ASSERT_PTR_EQ(m->test, n, m->w->tail);
-	KUNIT_ASSERT_PTR_EQ(m->test, n, m->qnode[m->len]);
-}
-
-/* The wheel wakes no later than the first expiry tick of an armed id. */
-static void twt_model_check_next(const struct twt_model *m)
-{
-	const struct tw_wheel *w = m->w;
-	u64 t, min_e = U64_MAX;
-	unsigned int i;
-
-	for (i = 0; i < m->nr; i++)
-		if (m->state[i] == TWT_ARMED)
-			min_e = min(min_e, tw_ticks(w, m->deadline[i]));
-	KUNIT_ASSERT_EQ(m->test, tw_wheel_next(w, &t), m->nr_armed != 0);
-	if (m->nr_armed)
-		KUNIT_ASSERT_LE_MSG(m->test, t, max(min_e, w->cur),
-				    "wakes after an expiry");
-}
-
-/*
- * The wheel against the model: the queue invariant, the model's events in
- * order, each id's entry, every armed node, the pending bits, the counts
- * and the next wake-up.
- */
-static void twt_model_check(const struct twt_model *m)
-{
-	struct kunit *test = m->test;
-	const struct tw_wheel *w = m->w;
-	unsigned int i;
-
-	twt_check_queue(test, w);
-	twt_model_check_queue(m);
-	for (i = 0; i < m->nr; i++) {
-		const struct tw_ent *e = tw_index_find(w->idx, m->id[i]);
-
-		KUNIT_ASSERT_TRUE_MSG(test, twt_model_ent_ok(m, i, e),
-				      "id %u, state %u", i, m->state[i]);
-	}
-	twt_check_armed(test, w);
-	twt_check_pending(test, w);
-	KUNIT_ASSERT_EQ(test, w->nr_armed, (unsigned long)m->nr_armed);
-	KUNIT_ASSERT_EQ(test, w->nr_ready, (unsigned long)m->len);
-	KUNIT_ASSERT_EQ(test, w->idx->nr,
-			(unsigned long)(m->nr_armed + m->len));
-	KUNIT_ASSERT_EQ(test, m->nr_spare + m->nr_armed + m->len, m->nr);
-	twt_model_check_next(m);
-}
-
-/* Count node @n in @seen (one of the model's); false if counted before. */
-static bool twt_model_mark(const struct twt_model *m, u8 *seen,
-			   const struct tw_node *n)
-{
-	unsigned long k;
-
-	if (n == m->sentinel0)
-		k = m->nr;
-	else if (n >= m->pool && n < m->pool + m->nr)
-		k = n - m->pool;
-	else
-		return false;
-	return !seen[k]++;
-}
-
-/*
- * Every node is in one place: a spare, an armed id's node or one of the
- * queue's (the sentinel too), and with twt_model_check()'s counts every
- * node is somewhere.
- */
-static void twt_model_nodes(const struct twt_model *m)
-{
-	u8 *seen = twt_zalloc(m->test, m->nr + 1);
-	bool ok = true;
-	unsigned int k;
-
-	for (k = 0; k < m->nr_spare; k++)
-		ok &= twt_model_mark(m, seen, m->spare[k]);
-	for (k = 0; k < m->nr; k++)
-		if (m->state[k] == TWT_ARMED)
-			ok &= twt_model_mark(m, seen, m->node[k]);
-	for (k = 0; k <= m->len; k++)
-		ok &= twt_model_mark(m, seen, m->qnode[k]);
-	KUNIT_EXPECT_TRUE(m->test, ok);
-	kunit_kfree(m->test, seen);
-}
-
-/*
- * Everything left expires, at the last armed deadline at the latest, and
- * is popped: every node is a spare again.
- */
-static void twt_model_finish(struct twt_model *m)
-{
-	struct kunit *test = m->test;
-	unsigned int k, i;
-
-	for (k = 0; k < 16 && m->nr_armed; k++) {
-		u64 cur0 = m->w->cur;
-
-		m->now += BIT_ULL(40);
-		for (i = 0; i < m->nr; i++)
-			if (m->state[i] == TWT_ARMED)
-				m->now = max(m->now, m->deadline[i]);
-		twt_advance(test, m->w, m->now);
-		twt_model_took(m, cur0);
-		twt_model_not_late(m);
-		twt_model_check(m);
-	}
-	KUNIT_EXPECT_EQ(test, m->nr_armed, 0U);
-	while (m->len)
-		twt_model_pop(m);
-	twt_model_check(m);
-	twt_model_nodes(m);
-	KUNIT_EXPECT_EQ(test, m->w->idx->nr, 0UL);
-	KUNIT_EXPECT_EQ(test, m->nr_spare, m->nr);
-	KUNIT_EXPECT_PTR_EQ(test, m->w->head, m->w->tail);
-}
-
-/*
- * The index torn down as the device's release does, ids still armed and
- * queued: tw_index_pop() hands each of their nodes back once, and with the
- * sentinel and the spares they are every node.
- */
-static void twt_model_teardown(struct twt_model *m)
-{
-	struct kunit *test = m->test;
-	struct tw_index *x = m->w->idx;
-	u8 *seen = twt_zalloc(test, m->nr + 1);
-	unsigned long pos = 0, popped = 0, want = x->nr;
-	bool ok = twt_model_mark(m, seen, m->w->tail);
-	struct tw_node *n;
-	unsigned int k;
-
-	twt_model_nodes(m);
-	KUNIT_EXPECT_EQ(test, want, (unsigned long)(m->nr_armed + m->len));
-	while ((n = tw_index_pop(x, &pos))) {
-		ok &= twt_model_mark(m, seen, n);
-		KUNIT_ASSERT_LE(test, ++popped, want);
-	}
-	for (k = 0; k < m->nr_spare; k++)
-		ok &= twt_model_mark(m, seen, m->spare[k]);
-	KUNIT_EXPECT_TRUE(test, ok);
-	KUNIT_EXPECT_EQ(test, popped, want);
-	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
-}
-
-/*
- * Random steps against a model: ids armed (some already due), touched
+ * Random steps against the model: ids armed (some already due), touched
  * later (the entry alone), moved (disarmed and added), cancelled armed or
  * queued (discarded), touched while queued (discarded and re-armed),
  * popped; the clock advanced by steps of any size with budgets large and
- * small; the index resized under it all.  After every step the queue
- * invariant holds and the wheel matches the model.
+ * small; the index resized under it all.  The run ends with everything
+ * expired, read and torn down.
  */
 static void twt_queue_random(struct kunit *test)
 {
-	struct twt_model *m = twt_model_new(test, 64, 43, TWT_MS,
-					    1000 * TWT_MS);
+	static const enum twm_count used[] = {
+		TWM_NEW, TWM_LAZY, TWM_DEL_TOUCH, TWM_DEL_CANCEL,
+		TWM_DISCARD_TOUCH, TWM_DISCARD_CANCEL, TWM_CANCEL, TWM_POP,
+		TWM_ADVANCE, TWM_EXPIRED, TWM_RESIZE,
+	};
+	struct twm *m = twt_model_new(test, 64, 43, TWT_MS, 1000 * TWT_MS,
+				      TWT_IDX_SIZE);
 	unsigned int step, k;
 
-	for (step = 0; step < 4000; step++) {
+	for (step = 1; step <= 4000; step++) {
+		m->op_no = step;
+		m->op_name = "random step";
 		twt_model_step(m);
-		twt_model_check(m);
+		twm_check(m);
 	}
-	kunit_info(test, "%u arm %u later %u move %u cancel %u discard %u retouch %u pop %u advance %u expired %u resize",
-		   m->ops[TWT_OP_ARM], m->ops[TWT_OP_LATER],
-		   m->ops[TWT_OP_MOVE], m->ops[TWT_OP_CANCEL],
-		   m->ops[TWT_OP_DISCARD], m->ops[TWT_OP_RETOUCH],
-		   m->ops[TWT_OP_POP], m->ops[TWT_OP_ADVANCE],
-		   m->ops[TWT_OP_EXPIRED], m->ops[TWT_OP_RESIZE]);
-	for (k = 0; k < TWT_OPS_RANDOM; k++)
-		KUNIT_EXPECT_GT_MSG(test, m->ops[k], 10U, "op %u", k);
-	twt_model_finish(m);
+	twt_model_info(test, m->count);
+	for (k = 0; k < ARRAY_SIZE(used); k++)
+		KUNIT_EXPECT_GT_MSG(test, m->count[used[k]], 10UL, "%s",
+				    twm_count_name[used[k]]);
+	twm_finish(m);
+	twm_teardown(m);
 }
 
 /* One run of twt_queue_module(): @nr ids, @steps steps from seed @seed. */
 static void twt_module_run(struct kunit *test, unsigned int nr,
 			   unsigned int steps, u64 tick, bool eager, u64 seed,
-			   unsigned int *ops)
+			   unsigned long *count)
 {
 	u64 now = twt_rand(&seed) % BIT_ULL(50);
-	struct twt_model *m = twt_model_new(test, nr, twt_rand(&seed), tick,
-					    now);
+	struct twm *m = twt_model_new(test, nr, twt_rand(&seed), tick, now,
+				      TW_IDX_MIN);
 	unsigned int step, k;
 
-	m->module = true;
-	m->eager = eager;
-	/* the index as the device's starts, at its smallest */
-	twt_index_init(m->w->idx, twt_tab(test, TW_IDX_MIN), TW_IDX_MIN);
-	/* dense ids, or random bits above bit 20 */
-	for (k = 0; k < nr; k++)
-		m->id[k] = (eager ? 0 : twt_rand(&seed) << 20) | 7 * k;
 	for (step = 0; step < steps; step++) {
+		m->op_no = step + 1;
+		m->op_name = "device step";
 		/* ids come for a quarter of the steps, then go, twice */
-		m->drop = step / (steps / 4) % 2;
-		twt_model_step_module(m);
-		twt_model_check(m);
+		twt_model_step_module(m, eager, step / (steps / 4) % 2);
+		twm_check(m);
 	}
 	if (seed & 1)
-		twt_model_finish(m);
-	else
-		twt_model_teardown(m);
-	for (k = 0; k < TWT_OPS; k++)
-		ops[k] += m->ops[k];
+		twm_finish(m);
+	twm_teardown(m);
+	for (k = 0; k < TWM_COUNTS; k++)
+		count[k] += m->count[k];
 }
 
 /*
@@ -4843,9 +4251,9 @@ static void twt_module_run(struct kunit *test, unsigned int nr,
  * follows kunit_seed: runs on each tick from TWHEEL_TICK_MIN_NS to
  * TWHEEL_TICK_MAX_NS from any clock, with up to 500 ids, deadlines at
  * every level's scale and at the end of time, events queued at once,
- * touches with new data, reads as the device's, the index growing and
- * shrinking as it asks; lazy (touches later to the entry alone) or eager
- * (every touch arms again, every advance is read at once).  Each run
+ * touches with new data, reads as the device's, dumps, the index growing
+ * and shrinking as it asks; lazy (touches later to the entry alone) or
+ * eager (every touch arms again, every advance is read at once).  Each run
  * ends with everything expired and read, or torn down as at release.
  */
 static void twt_queue_module(struct kunit *test)
@@ -4855,26 +4263,20 @@ static void twt_queue_module(struct kunit *test)
 		TWHEEL_TICK_MAX_NS,
 	};
 	u64 seed = twt_seed(0x90d01e);
-	unsigned int ops[TWT_OPS] = {}, run, k;
+	unsigned long count[TWM_COUNTS] = {};
+	unsigned int run, k;
 
 	for (run = 0; run < 2 * ARRAY_SIZE(ticks); run++) {
 		unsigned int nr = 100 + twt_rand(&seed) % 400;
 
 		twt_module_run(test, nr, 4000, ticks[run % ARRAY_SIZE(ticks)],
-			       run >= ARRAY_SIZE(ticks), twt_rand(&seed), ops);
+			       run >= ARRAY_SIZE(ticks), twt_rand(&seed), count);
 	}
-	kunit_info(test, "%u touch (%u at once, %u later, %u new data) %u arm %u move %u retouch %u cancel %u discard (%u at the head, %u in the middle, %u last)",
-		   ops[TWT_OP_TOUCH], ops[TWT_OP_AT_ONCE], ops[TWT_OP_LATER],
-		   ops[TWT_OP_DATA], ops[TWT_OP_ARM], ops[TWT_OP_MOVE],
-		   ops[TWT_OP_RETOUCH], ops[TWT_OP_CANCEL],
-		   ops[TWT_OP_DISCARD], ops[TWT_OP_HEAD], ops[TWT_OP_MIDDLE],
-		   ops[TWT_OP_LAST]);
-	kunit_info(test, "%u advance %u expired %u read %u popped; index: %u grows %u shrinks",
-		   ops[TWT_OP_ADVANCE], ops[TWT_OP_EXPIRED], ops[TWT_OP_READ],
-		   ops[TWT_OP_POP], ops[TWT_OP_GROW], ops[TWT_OP_SHRINK]);
-	for (k = 0; k < TWT_OPS; k++)
-		if (k != TWT_OP_RESIZE)
-			KUNIT_EXPECT_GT_MSG(test, ops[k], 0U, "op %u", k);
+	twt_model_info(test, count);
+	for (k = 0; k < TWM_COUNTS; k++)
+		if (k != TWM_RESIZE)
+			KUNIT_EXPECT_GT_MSG(test, count[k], 0UL, "%s",
+					    twm_count_name[k]);
 }
 
 static struct kunit_case twt_cases[] = {

@@ -14,15 +14,19 @@
  *   - at most one tick late: after a full tw_wheel_advance() no armed node
  *     has an expiry tick <= now's tick;
  *   - exactly once: nothing expires twice, nothing is lost (a flush to the
- *     end of time expires everything but the deadlines past the last tick);
+ *     end of time expires everything but the deadlines past the last tick,
+ *     and one tick past the end of time expires those);
  *   - ordered: expiry ticks of nodes armed in the future never decrease;
+ *     within one advance, the events come in the order of their expiry
+ *     ticks, those due by the advance's start first;
  *   - tw_wheel_next(): false iff nothing is armed, never later than the
  *     earliest expiry tick (or than cur while something overdue waits);
  *   - tw_wheel_advance() moves exactly as many nodes (expired or
  *     re-slotted) as it takes from its budget, and returns true iff work
  *     is still due;
  *   - nr_armed, nr_ready, late_max, the ready queue, the slot lists and the
- *     pending bits agree with the model; cur never goes back nor past now;
+ *     pending bits (set exactly for the slots that hold nodes) agree with
+ *     the model; cur never goes back nor past now;
  *   - an armed node sits in a slot that matches the deadline it was armed
  *     with, or, once the wheel has moved it, the id's deadline at the time;
  *     nodes hold their id and data, armed or queued;
@@ -33,10 +37,11 @@
  *     (or the sentinel, for the last event); tw_wheel_pop() hands back the
  *     head.  After every operation: walking from w.head to the sentinel
  *     w.tail passes exactly nr_ready nodes, in the model's order, with
- *     expiry clocks that never decrease; each one's entry points at it and
- *     is marked TW_ENT_QUEUED; the sentinel ends the list and is in no
- *     entry; no other entry is marked TW_ENT_QUEUED; every node on the
- *     wheel has an entry that points at it;
+ *     expiry clocks that never decrease and are never before their
+ *     deadlines; each one's entry points at it and is marked
+ *     TW_ENT_QUEUED; the sentinel ends the list and is in no entry; no
+ *     other entry is marked TW_ENT_QUEUED; every node on the wheel has an
+ *     entry that points at it;
  *   - nodes come from a pool: a node set free is poisoned (where the
  *     program can: the fuzzer's ASan; so is a red zone after each node),
  *     is not reused for a while, and every node is given back exactly
@@ -56,7 +61,8 @@
  *     in ascending key order, as copies of the current entries, each call
  *     lists exactly the ids whose cells it passed over, and a finished dump
  *     has listed every id present throughout exactly once;
- *   - tw_index_pop() tears everything down exactly once.
+ *   - tw_index_pop() tears everything down exactly once, armed and queued
+ *     ids included.
  *
  * The wheel and index are used as twheel_main.c does: the wheel is set up
  * with the index and a sentinel node; a touch finds the id's entry; a
@@ -618,9 +624,9 @@ static unsigned long twm_tab_queued(struct twm *m, const struct tw_ent *t,
 /*
  * The ready queue, after every operation: from w.head, the model's events
  * in their nodes, each one's entry pointing at it and marked queued, with
- * expiry clocks that never decrease, up to the sentinel, which ends the
- * list; exactly nr_ready of them; the sentinel in no entry, and no other
- * entry marked queued.
+ * expiry clocks that never decrease and are never before the deadline,
+ * up to the sentinel, which ends the list; exactly nr_ready of them; the
+ * sentinel in no entry, and no other entry marked queued.
  */
 static void twm_check_queue(struct twm *m)
 {
@@ -657,9 +663,9 @@ static void twm_check_queue(struct twm *m)
 			  "event %u of id %u: id %#llx data %#llx expired %llu, expected %#llx %#llx %llu",
 			  k, m->rq[k], n->id, n->data, n->expired, y->id,
 			  y->data, y->stamp);
-		TWM_CHECK(m, n->expired >= last,
-			  "event %u expired at %llu after one at %llu", k,
-			  n->expired, last);
+		TWM_CHECK(m, n->expired >= last && n->expired >= y->deadline,
+			  "event %u expired at %llu after one at %llu, deadline %llu",
+			  k, n->expired, last, y->deadline);
 		last = n->expired;
 		e = tw_index_find(&m->x, n->id);
 		TWM_CHECK(m, e && e->node == n && tw_ent_queued(e),
@@ -712,7 +718,7 @@ static void twm_check_slotted(struct twm *m, unsigned int i, unsigned int l,
 /*
  * One slot list (@l == TW_LEVELS: the drain list), its nodes added to
  * *@count: each an armed id's, seen once on the wheel, holding its id and
- * data, and every 16th its entry's.
+ * data, and every 16th, or every one when all are looked up, its entry's.
  */
 static void twm_check_hlist(struct twm *m, const struct hlist_head *h,
 			    unsigned int l, unsigned int s, bool moved,
@@ -741,7 +747,7 @@ static void twm_check_hlist(struct twm *m, const struct hlist_head *h,
 			  n->id, n->data);
 		if (l < TW_LEVELS)
 			twm_check_slotted(m, i, l, s, moved);
-		if (++*count % 16 == 0 || y->touched) {
+		if (++*count % 16 == 0 || y->touched || m->find_all) {
 			e = tw_index_find(&m->x, n->id);
 			TWM_CHECK(m, e && e->node == n && !tw_ent_queued(e),
 				  "armed id %u: entry %p", i, e);
@@ -752,9 +758,10 @@ static void twm_check_hlist(struct twm *m, const struct hlist_head *h,
 /*
  * Slot lists, drain and pending bits against the model: the nodes of the
  * slots with their pending bit set and of the drain list are the armed
- * ones (a node in another slot is missing from the count).
+ * ones.  @all: also the pending bits are set exactly for the slots that
+ * hold nodes.
  */
-static void twm_check_lists(struct twm *m, bool moved)
+static void twm_check_lists(struct twm *m, bool moved, bool all)
 {
 	unsigned long count = 0;
 	unsigned int l, s;
@@ -763,6 +770,13 @@ static void twm_check_lists(struct twm *m, bool moved)
 	for (l = 0; l < TW_LEVELS; l++) {
 		u64 bits = m->w.pending[l];
 
+		for (s = 0; all && s < TW_LVL_SIZE; s++) {
+			bool pending = bits & BIT_ULL(s);
+
+			TWM_CHECK(m, pending != hlist_empty(&m->w.slots[l][s]),
+				  "slot %u/%u: pending bit %d, first node %p", l,
+				  s, pending, m->w.slots[l][s].first);
+		}
 		for (; bits; bits &= bits - 1) {
 			s = __ffs64(bits);
 			twm_check_hlist(m, &m->w.slots[l][s], l, s, moved,
@@ -790,6 +804,9 @@ static void twm_check_wheel(struct twm *m)
 		  w->nr_armed, m->nr_armed);
 	TWM_CHECK(m, w->nr_ready == m->rq_len, "nr_ready %lu, model %u",
 		  w->nr_ready, m->rq_len);
+	TWM_CHECK(m, m->nr_present == m->nr_armed + m->rq_len,
+		  "model: %lu present, %lu armed, %u queued", m->nr_present,
+		  m->nr_armed, m->rq_len);
 	TWM_CHECK(m, w->idx == &m->x, "idx %p", w->idx);
 	for (i = 0; i < m->nr; i++) {
 		const struct twm_id *y = &m->ids[i];
@@ -1002,7 +1019,7 @@ static void twm_check(struct twm *m)
 {
 	m->find_all |= m->op_no % m->find_every == 0;
 	twm_check_queue(m);
-	twm_check_lists(m, false);
+	twm_check_lists(m, false, true);
 	twm_check_wheel(m);
 	twm_check_index(m);
 	m->find_all = false;
@@ -1011,13 +1028,15 @@ static void twm_check(struct twm *m)
 /* ------------------------------------------------------------ the wheel */
 
 /*
- * After an advance that queued events from @p on: each the event of an
- * armed id whose tick is reached, written into the sentinel of its time,
- * with the clock and its data, in order.  They join the model's queue.
+ * After an advance from cur @cur0 that queued events from @p on: each
+ * the event of an armed id whose tick is reached, written into the
+ * sentinel of its time, with the clock and its data, in the order of
+ * their ticks (those due by @cur0 count as @cur0: the drain list comes
+ * first, in any order).  They join the model's queue.
  */
-static void twm_took(struct twm *m, const struct tw_node *p)
+static void twm_took(struct twm *m, const struct tw_node *p, u64 cur0)
 {
-	u64 nt = twm_now_tick(m);
+	u64 nt = twm_now_tick(m), prev = 0;
 
 	for (; p != m->w.tail; p = p->next) {
 		struct twm_id *y;
@@ -1041,9 +1060,9 @@ static void twm_took(struct twm *m, const struct tw_node *p)
 		TWM_CHECK(m, y->deadline <= m->now,
 			  "id %u expired early: deadline %llu > now by %llu", i,
 			  y->deadline, y->deadline - m->now);
-		TWM_CHECK(m, e <= nt,
-			  "id %u expired before its tick: tick %llu > now's %llu",
-			  i, e, nt);
+		TWM_CHECK(m, e <= m->w.cur && e <= nt,
+			  "id %u expired before its tick: tick %llu > cur %llu (now's %llu)",
+			  i, e, m->w.cur, nt);
 		TWM_CHECK(m, p->expired == max(m->now, 1ULL),
 			  "id %u: expired stamp %llu, expected %llu", i,
 			  p->expired, max(m->now, 1ULL));
@@ -1052,6 +1071,11 @@ static void twm_took(struct twm *m, const struct tw_node *p)
 			  tw_ent_deadline(f) == y->deadline,
 			  "expired id %u: entry %p node %p deadline word %#llx",
 			  i, f, f ? f->node : NULL, f ? f->deadline : 0);
+		/* those due by the advance's start come first, in any order */
+		TWM_CHECK(m, prev <= max(e, cur0),
+			  "out of order in one advance: id %u tick %llu after %llu",
+			  i, e, prev);
+		prev = max(e, cur0);
 		if (y->future) {
 			TWM_CHECK(m, !m->last_e_set || e >= m->last_e,
 				  "out of order: id %u tick %llu after tick %llu",
@@ -1078,7 +1102,7 @@ static void twm_took(struct twm *m, const struct tw_node *p)
 static bool twm_advance_once(struct twm *m, unsigned int budget)
 {
 	unsigned int before = budget, k, queued = m->rq_len;
-	u64 nt = twm_now_tick(m), t, reslots = m->w.reslots;
+	u64 nt = twm_now_tick(m), t, reslots = m->w.reslots, cur0 = m->w.cur;
 	const struct tw_node *p, *first = m->w.tail;
 	unsigned int i;
 	bool more, due;
@@ -1099,7 +1123,7 @@ static bool twm_advance_once(struct twm *m, unsigned int budget)
 	TWM_CHECK(m, p == first,
 		  "the first new event is in %p, not in the former sentinel %p",
 		  p, first);
-	twm_took(m, p);
+	twm_took(m, p, cur0);
 	TWM_CHECK(m, m->w.tail == m->rqn[m->rq_len], "sentinel %p, model %p",
 		  m->w.tail, m->rqn[m->rq_len]);
 	TWM_CHECK(m, before - budget == (m->rq_len - queued) +
@@ -1122,7 +1146,7 @@ static bool twm_advance_once(struct twm *m, unsigned int budget)
 			  twm_exp_tick(m, m->ids[i].deadline), nt);
 	/* the nodes it re-slotted, by their ids' deadlines */
 	if (m->w.reslots != reslots)
-		twm_check_lists(m, true);
+		twm_check_lists(m, true, false);
 	twm_check_wheel(m);	/* queue and index: after the operation */
 	return more;
 }
@@ -1332,6 +1356,9 @@ static void twm_start_resize(struct twm *m, unsigned long size)
 	TWM_CHECK(m, !m->x.nr_tab && m->x.nr_old == m->nr_present && !m->x.mpos,
 		  "start_resize: nr_tab %lu nr_old %lu mpos %lu", m->x.nr_tab,
 		  m->x.nr_old, m->x.mpos);
+	TWM_CHECK(m, !tw_index_want_size(&m->x, 0) &&
+		  !tw_index_want_size(&m->x, 1000000),
+		  "want_size() while resizing");
 }
 
 /**
@@ -1986,11 +2013,11 @@ static void twm_start(struct twm *m, u64 tick, u64 now, unsigned long size,
 }
 
 /**
- * twm_finish() - expire everything that can expire, read everything
+ * twm_finish() - expire everything, read everything
  * @m: the model
  *
  * A flush to the end of time expires every deadline up to the last tick
- * boundary.
+ * boundary; one tick past the end of time, the rest.
  */
 static void twm_finish(struct twm *m)
 {
@@ -2006,6 +2033,10 @@ static void twm_finish(struct twm *m)
 			  m->ids[i].deadline > twm_last_tick(m),
 			  "lost: id %u (deadline %llu) never expired", i,
 			  m->ids[i].deadline);
+	m->now = TWM_KMAX + m->tick;
+	twm_advance_full(m, 0);
+	TWM_CHECK(m, !m->nr_armed, "lost: %lu armed past the end of time",
+		  m->nr_armed);
 	twm_read(m, m->nr, false);
 	TWM_CHECK(m, m->w.head == m->w.tail && !m->w.nr_ready && !m->rq_len,
 		  "ready queue not empty");
@@ -2016,8 +2047,8 @@ static void twm_finish(struct twm *m)
  * twm_teardown() - tear the index down as the device's release does
  * @m: the model
  *
- * The sentinel freed, then every node in the index popped: each one
- * once, and with them every node is free.
+ * The sentinel freed, then every node in the index popped, armed and
+ * queued ids' alike: each one once, and with them every node is free.
  */
 static void twm_teardown(struct twm *m)
 {
