@@ -1733,24 +1733,13 @@ static u64 twt_want_deadline(const struct tw_node *n)
 	return n->data & ~TWT_IN;
 }
 
-/*
- * The home slot of @key in @size slots, floor(key * size / 2^64), computed
- * here in 32-bit halves (@size < 2^32) rather than as the core does.
- */
-static unsigned long twt_home(u64 key, unsigned long size)
-{
-	u64 hi = (key >> 32) * size, lo = (key & U32_MAX) * size;
-
-	return (hi + (lo >> 32)) >> 32;
-}
-
 /* The smallest key at home in slot @h of @size slots: ceil(h * 2^64 / size). */
 static u64 twt_home_key(unsigned long h, unsigned long size)
 {
 	u64 k = div64_u64(U64_MAX, size) * h;
 
 	/* off by at most @h below: step up to the first key at home in @h */
-	while (twt_home(k, size) < h)
+	while (twm_home(k, size) < h)
 		k++;
 	return k;
 }
@@ -1889,66 +1878,38 @@ static bool twt_migrate(struct twt_ix *c, unsigned long entries)
 }
 
 /*
- * One table of @size slots, the first @empty of them empty for good:
- * every entry at or after its home slot with no empty slot in between,
- * keys strictly ascending in slot order with the entries that wrapped
- * past the end (home above their slot) after all the others, each entry
- * one of c->nodes that the test put in, with its id and deadline.
- * Returns the number of entries.
+ * One table of @size slots, the first @empty of them empty for good: a
+ * valid one (twm_table_check()), each entry one of c->nodes that the test
+ * put in, with its id and deadline.  Returns the number of entries.
  */
 static unsigned long twt_check_tab(struct twt_ix *c, const struct tw_ent *t,
 				   unsigned long size, unsigned long empty)
 {
 	struct kunit *test = c->test;
-	unsigned long p, q, nr = 0, bad = 0;
-	bool any = false, wrapped;
-	u64 last = 0;
+	unsigned long p, nr, bad = 0;
+	const char *why;
 
-	for (p = 0; p < empty && p < size; p++)
-		bad += !!t[p].node;
-	KUNIT_EXPECT_EQ_MSG(test, bad, 0UL, "entries below %lu", empty);
-	for (wrapped = false; ; wrapped = true) {
-		for (p = 0; p < size; p++) {
-			const struct tw_ent *e = &t[p];
-			const struct tw_node *n = e->node;
-			u64 key = tw_key(&c->x, e->id);
-			unsigned long h = twt_home(key, size);
+	nr = twm_table_check(&c->x, t, size, empty, &why, &p);
+	KUNIT_ASSERT_NULL_MSG(test, why, "slot %lu of %lu: %s", p, size, why);
+	for (p = 0; p < size; p++) {
+		const struct tw_ent *e = &t[p];
+		const struct tw_node *n = e->node;
 
-			if (!n || (bool)(h > p) != wrapped)
-				continue;
-			if (any && key <= last) {
-				KUNIT_FAIL(test, "slot %lu of %lu: key %llx after %llx",
-					   p, size, key, last);
-				bad++;
-			}
-			last = key;
-			any = true;
-			nr++;
-			for (q = h; q != p; q = q + 1 == size ? 0 : q + 1) {
-				if (!t[q].node) {
-					KUNIT_FAIL(test, "slot %lu of %lu: %lu empty, home %lu",
-						   p, size, q, h);
-					bad++;
-					break;
-				}
-			}
-			if (n < c->nodes || n >= c->nodes + c->nr) {
-				KUNIT_FAIL(test, "slot %lu of %lu: stray node", p,
-					   size);
-				bad++;
-				continue;
-			}
-			c->seen[n - c->nodes]++;
-			if (e->id != n->id || !twt_in(n) ||
-			    e->deadline != twt_want_deadline(n)) {
-				KUNIT_FAIL(test, "slot %lu: id %llu/%llu in %d deadline %llx/%llx",
-					   p, e->id, n->id, twt_in(n),
-					   e->deadline, twt_want_deadline(n));
-				bad++;
-			}
+		if (!n)
+			continue;
+		if (n < c->nodes || n >= c->nodes + c->nr) {
+			KUNIT_FAIL(test, "slot %lu of %lu: stray node", p, size);
+			bad++;
+			continue;
 		}
-		if (wrapped)
-			break;
+		c->seen[n - c->nodes]++;
+		if (e->id != n->id || !twt_in(n) ||
+		    e->deadline != twt_want_deadline(n)) {
+			KUNIT_FAIL(test, "slot %lu: id %llu/%llu in %d deadline %llx/%llx",
+				   p, e->id, n->id, twt_in(n), e->deadline,
+				   twt_want_deadline(n));
+			bad++;
+		}
 	}
 	KUNIT_ASSERT_EQ(test, bad, 0UL);
 	return nr;
@@ -2001,10 +1962,10 @@ static void twt_index_basic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tw_key(x, tw_key_id(x, s + 100)), s + 100);
 	KUNIT_EXPECT_EQ(test, tw_key_id(x, tw_key(x, 12345)), 12345ULL);
 	KUNIT_EXPECT_EQ(test, twt_home_key(1, 100), s);
-	KUNIT_EXPECT_EQ(test, twt_home(s - 1, 100), 0UL);
-	KUNIT_EXPECT_EQ(test, twt_home(s, 100), 1UL);
-	KUNIT_EXPECT_EQ(test, twt_home(U64_MAX, 100), 99UL);
-	KUNIT_EXPECT_EQ(test, twt_home(99 * s, 100), 99UL);
+	KUNIT_EXPECT_EQ(test, twm_home(s - 1, 100), 0UL);
+	KUNIT_EXPECT_EQ(test, twm_home(s, 100), 1UL);
+	KUNIT_EXPECT_EQ(test, twm_home(U64_MAX, 100), 99UL);
+	KUNIT_EXPECT_EQ(test, twm_home(99 * s, 100), 99UL);
 	KUNIT_EXPECT_FALSE(test, tw_index_find(x, 0));
 	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
 
@@ -2725,7 +2686,7 @@ static void twt_index_dump_wrapped(struct kunit *test)
 		twt_ins(c, i, i + 1);
 	}
 	KUNIT_EXPECT_PTR_EQ(test, c->x.tab[0].node, &c->nodes[1]);
-	KUNIT_EXPECT_EQ(test, twt_home(U64_MAX, TW_IDX_MIN), TW_IDX_MIN - 1UL);
+	KUNIT_EXPECT_EQ(test, twm_home(U64_MAX, TW_IDX_MIN), TW_IDX_MIN - 1UL);
 	got = tw_index_dump(&c->x, &cursor, out, ARRAY_SIZE(out), &budget);
 	KUNIT_EXPECT_EQ(test, got, (unsigned long)ARRAY_SIZE(keys));
 	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
@@ -3239,7 +3200,7 @@ static bool twt_flood_count(const struct tw_index *x, u8 *homes,
 
 	memset(homes, 0, size);
 	for (i = 0; i < n; i++) {
-		u8 *h = &homes[twt_home(tw_key(x, twt_flood_id(fam, i)), size)];
+		u8 *h = &homes[twm_home(tw_key(x, twt_flood_id(fam, i)), size)];
 
 		if (*h == U8_MAX)
 			return false;
@@ -3271,7 +3232,7 @@ static void twt_flood_table(struct kunit *test, u8 *homes, unsigned int fam,
 
 		if (!e->node)
 			continue;
-		home = twt_home(tw_key(&c->x, e->id), size);
+		home = twm_home(tw_key(&c->x, e->id), size);
 		d = (h >= home ? h - home : h + size - home) + 1;
 		p.sum += d;
 		p.max = max(p.max, d);

@@ -852,77 +852,111 @@ static unsigned long twm_want(const struct twm *m, unsigned long extra)
 	return want != m->msize ? want : 0;
 }
 
-/*
- * One table: an ordered linear-probing table holding what the model says.
+/**
+ * twm_table_check() - whether a table is an ordered linear-probing table
+ * @x: the index, whose secret makes the keys
+ * @t: the table
+ * @size: its slots
+ * @empty_below: the slots below this one must be empty
+ * @why: out: what is wrong, or NULL
+ * @slot: out: where, if something is
+ *
  * Every entry sits at or after its home with no empty slot in between
  * (each entry is at home, or its predecessor slot holds an entry at most
  * one slot less far from home); in slot order, the entries at or after
  * their home, then those that wrapped past the end (home > slot), have
- * strictly increasing keys.  Slots below @empty_below are empty.  Returns
- * the number of entries.
+ * strictly increasing keys.  The index tests of the suite and the model
+ * hold every table they see to this.
+ *
+ * Return: the number of entries.
  */
-static unsigned long twm_check_table(struct twm *m, const struct tw_ent *t,
-				     unsigned long size,
+static unsigned long twm_table_check(const struct tw_index *x,
+				     const struct tw_ent *t, unsigned long size,
 				     unsigned long empty_below,
-				     const char *what)
+				     const char **why, unsigned long *slot)
 {
-	unsigned long p, count = 0, prev_dist = 0;
-	u64 prev[2] = { 0, 0 }, max_flat = 0, min_wrapped = 0;
+	unsigned long p, count = 0, prev_dist = 0, first_wrapped = 0;
+	u64 prev[2] = { 0, 0 }, min_wrapped = 0;
 	bool any[2] = { false, false }, prev_full = t[size - 1].node;
 
+	*why = NULL;
 	if (prev_full)	/* the last slot, as slot 0's predecessor */
-		prev_dist = size - 1 -
-			    twm_home(tw_key(&m->x, t[size - 1].id), size);
-	for (p = 0; p < size; p++) {
-		const struct tw_ent *e = &t[p];
+		prev_dist = size - 1 - twm_home(tw_key(x, t[size - 1].id), size);
+	for (p = 0; p < size && !*why; p++) {
 		unsigned long h, dist;
-		unsigned int i;
 		bool wrapped;
 		u64 key;
 
-		if (!e->node) {
+		if (!t[p].node) {
 			prev_full = false;
 			continue;
 		}
-		key = tw_key(&m->x, e->id);
+		key = tw_key(x, t[p].id);
 		h = twm_home(key, size);
 		wrapped = h > p;
 		dist = wrapped ? p + size - h : p - h;
-		i = twm_node_id(m, e->node, "index entry");
-		TWM_CHECK(m, p >= empty_below,
-			  "index %s slot %lu (below mpos %lu) holds id %u",
-			  what, p, empty_below, i);
-		TWM_CHECK(m, m->ids[i].state != TWM_ABSENT,
-			  "index %s slot %lu holds removed id %u", what, p, i);
-		TWM_CHECK(m, e->id == m->ids[i].id,
-			  "index %s slot %lu: id %#llx for id %u (%#llx)", what,
-			  p, e->id, i, m->ids[i].id);
-		TWM_CHECK(m, !m->seen[i], "id %u twice in the index", i);
-		m->seen[i] = 1;
-		TWM_CHECK(m, e->deadline == twm_ent_word(&m->ids[i]),
-			  "index %s slot %lu: id %u (%s) deadline word %#llx, expected %#llx",
-			  what, p, i, twm_state_name[m->ids[i].state],
-			  e->deadline, twm_ent_word(&m->ids[i]));
-		TWM_CHECK(m, !dist || (prev_full && prev_dist + 1 >= dist),
-			  "index %s: id %u at slot %lu, %lu from its home %lu, after %s",
-			  what, i, p, dist, h, prev_full ?
-			  "an entry nearer its home" : "an empty slot");
-		TWM_CHECK(m, !any[wrapped] || key > prev[wrapped],
-			  "index %s slot %lu: key %#llx after %#llx (out of order)",
-			  what, p, key, prev[wrapped]);
-		if (wrapped && !any[1])
+		*slot = p;
+		if (p < empty_below)
+			*why = "an entry below mpos";
+		else if (dist && (!prev_full || prev_dist + 1 < dist))
+			*why = "away from home, after an empty slot or an entry nearer its home";
+		else if (any[wrapped] && key <= prev[wrapped])
+			*why = "keys out of order";
+		if (wrapped && !any[1]) {
 			min_wrapped = key;
-		if (!wrapped)
-			max_flat = key;
+			first_wrapped = p;
+		}
 		prev[wrapped] = key;
 		any[wrapped] = true;
 		prev_full = true;
 		prev_dist = dist;
 		count++;
 	}
-	TWM_CHECK(m, !any[0] || !any[1] || max_flat < min_wrapped,
-		  "index %s: wrapped key %#llx below key %#llx", what,
-		  min_wrapped, max_flat);
+	if (!*why && any[0] && any[1] && min_wrapped <= prev[0]) {
+		*why = "a wrapped key below one that did not wrap";
+		*slot = first_wrapped;
+	}
+	return count;
+}
+
+/*
+ * One table: a valid one (twm_table_check()) holding what the model
+ * says, each present id once with its deadline word.  Returns the number
+ * of entries.
+ */
+static unsigned long twm_check_table(struct twm *m, const struct tw_ent *t,
+				     unsigned long size,
+				     unsigned long empty_below,
+				     const char *what)
+{
+	unsigned long p, count;
+	const char *why;
+
+	count = twm_table_check(&m->x, t, size, empty_below, &why, &p);
+	TWM_CHECK(m, !why, "index %s slot %lu of %lu (mpos %lu): id %#llx, key %#llx: %s",
+		  what, p, size, empty_below, t[p].id, tw_key(&m->x, t[p].id),
+		  why);
+	for (p = 0; p < size; p++) {
+		const struct tw_ent *e = &t[p];
+		const struct twm_id *y;
+		unsigned int i;
+
+		if (!e->node)
+			continue;
+		i = twm_node_id(m, e->node, "index entry");
+		y = &m->ids[i];
+		TWM_CHECK(m, y->state != TWM_ABSENT,
+			  "index %s slot %lu holds removed id %u", what, p, i);
+		TWM_CHECK(m, e->id == y->id,
+			  "index %s slot %lu: id %#llx for id %u (%#llx)", what,
+			  p, e->id, i, y->id);
+		TWM_CHECK(m, !m->seen[i], "id %u twice in the index", i);
+		m->seen[i] = 1;
+		TWM_CHECK(m, e->deadline == twm_ent_word(y),
+			  "index %s slot %lu: id %u (%s) deadline word %#llx, expected %#llx",
+			  what, p, i, twm_state_name[y->state], e->deadline,
+			  twm_ent_word(y));
+	}
 	return count;
 }
 
