@@ -318,14 +318,17 @@ static const char *const twm_state_name[] = { "absent", "armed", "queued" };
 
 /* ------------------------------------------------------------- reporting */
 
-/* A broken property: the message, then where the model was. */
-static __printf(2, 3) void twm_fail(struct twm *m, const char *fmt, ...)
+/* A broken property: where it is checked, the message, where the model was. */
+static __printf(4, 5) void twm_fail(struct twm *m, const char *file, int line,
+				    const char *fmt, ...)
 {
 	size_t len;
 	va_list ap;
 
+	len = snprintf(m->why, sizeof(m->why), "%s:%d: ", file, line);
+	len = min(len, sizeof(m->why) - 1);
 	va_start(ap, fmt);
-	len = vsnprintf(m->why, sizeof(m->why), fmt, ap);
+	len += vsnprintf(m->why + len, sizeof(m->why) - len, fmt, ap);
 	va_end(ap);
 	len = min(len, sizeof(m->why) - 1);
 	snprintf(m->why + len, sizeof(m->why) - len,
@@ -337,7 +340,7 @@ static __printf(2, 3) void twm_fail(struct twm *m, const char *fmt, ...)
 
 #define TWM_CHECK(m, cond, ...) do {					\
 	if (!(cond))							\
-		twm_fail(m, __VA_ARGS__);				\
+		twm_fail(m, __FILE__, __LINE__, __VA_ARGS__);		\
 } while (0)
 
 static __printf(2, 3) void twm_trace(struct twm *m, const char *fmt, ...)
