@@ -31,6 +31,18 @@
 /* Random words that key an index (tw_index_init(), tw_key()). */
 #define TW_SECRET_WORDS	3
 
+/*
+ * Batches: how much one bounded step of work does.  The device holds its
+ * lock for one batch at a time (see the locking rules in twheel_main.c),
+ * the index migrates in proportion to the batch that may add ids
+ * (tw_index_migrate_batch()), and the in-process bench drives the core in
+ * the same batches.
+ */
+#define TW_CHUNK	64	/* ids touched or cancelled per batch */
+#define TW_ARM_CHUNK	16	/* ARM entries per batch */
+#define TW_EXPIRE_BATCH	1024	/* nodes advanced, or entries migrated, per step */
+#define TW_MIGRATE	16	/* index entries migrated per id of a batch */
+
 /**
  * struct tw_node - one id, armed or expired
  * @slot: while armed: link in a wheel slot or in the drain list

@@ -89,14 +89,11 @@
 #define TWHEEL_VERSION "0.1.0"
 #endif
 
-#define TW_CHUNK		64	/* ids per write()/CANCEL lock hold */
-#define TW_ARM_CHUNK		16	/* ARM entries per lock hold */
+/* The batches, TW_CHUNK and the others, are the core's: twheel_core.h */
 #define TW_DUMP_CHUNK		8	/* DUMP entries per lock hold */
 #define TW_READ_CHUNK		12	/* events per read() lock hold (stack) */
 #define TW_READ_FAULT_IN	65536	/* read() buffer checked at a time */
-#define TW_EXPIRE_BATCH		1024	/* nodes per expiry lock hold */
 #define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
-#define TW_MIGRATE		16	/* index entries moved per id */
 /*
  * What a wheel grows with (nodes, index tables): charged to the caller's
  * memory cgroup, and failing instead of invoking the OOM killer, so that a
