@@ -182,6 +182,9 @@ struct tw_index {
  * event is queued by writing it into the sentinel and making the expired
  * node the new sentinel (tw_wheel_expire()).  Either way the index entry
  * of a queued id is kept pointing at the node that holds its event.
+ * Outside the core the queue is walked with tw_ready_first(),
+ * tw_ready_next() and tw_ready_since(), and its sentinel is
+ * tw_wheel_sentinel().
  */
 struct tw_wheel {
 	u64 tick_ns;
@@ -209,6 +212,80 @@ void tw_wheel_catch_up(struct tw_wheel *w, u64 now);
 bool tw_wheel_next(const struct tw_wheel *w, u64 *tick);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget);
 u64 tw_ticks(const struct tw_wheel *w, u64 ns);
+
+/**
+ * tw_wheel_sentinel() - the node a wheel holds besides its ids' nodes
+ * @w: the wheel
+ *
+ * The ready queue's sentinel, in no index entry; which node it is changes
+ * as events are queued and discarded.  The caller frees it with the wheel,
+ * or hands it to tw_wheel_init() again to start the wheel over.
+ *
+ * Return: the node.
+ */
+static inline struct tw_node *tw_wheel_sentinel(const struct tw_wheel *w)
+{
+	return w->tail;
+}
+
+/**
+ * tw_ready_first() - the oldest event of the ready queue
+ * @w: the wheel
+ *
+ * With tw_ready_next(), a walk of the queue, oldest event first, that
+ * must not change it:
+ * for (n = tw_ready_first(w); n; n = tw_ready_next(w, n)).
+ *
+ * Return: the node that holds it, or NULL when no event is queued.
+ */
+static inline struct tw_node *tw_ready_first(const struct tw_wheel *w)
+{
+	return w->head != w->tail ? w->head : NULL;
+}
+
+/**
+ * tw_ready_next() - the event queued after another
+ * @w: the wheel
+ * @n: a node that holds an event
+ *
+ * Return: the node that holds the next event, or NULL after the newest.
+ */
+static inline struct tw_node *tw_ready_next(const struct tw_wheel *w,
+					    const struct tw_node *n)
+{
+	return n->next != w->tail ? n->next : NULL;
+}
+
+/**
+ * tw_ready_mark() - mark the end of the ready queue
+ * @w: the wheel
+ *
+ * The mark is the node the next event will be written into.  It stays
+ * valid for tw_ready_since() as long as only tw_wheel_expire() and
+ * tw_wheel_advance() change the queue (a discard or a pop may free it).
+ *
+ * Return: the mark.
+ */
+static inline struct tw_node *tw_ready_mark(const struct tw_wheel *w)
+{
+	return w->tail;
+}
+
+/**
+ * tw_ready_since() - the first event queued since a mark
+ * @w: the wheel
+ * @mark: from tw_ready_mark(), still valid
+ *
+ * tw_ready_next() goes on from it to the newest event: the walk visits
+ * exactly the events queued since the mark was taken.
+ *
+ * Return: the node that holds it, or NULL if none was queued.
+ */
+static inline struct tw_node *tw_ready_since(const struct tw_wheel *w,
+					     struct tw_node *mark)
+{
+	return mark != w->tail ? mark : NULL;
+}
 
 /**
  * tw_key() - the index key of an id

@@ -4240,6 +4240,81 @@ static void twt_queue_module(struct kunit *test)
 					    twm_count_name[k]);
 }
 
+/* ------------------------------------ the callers' walk and policies */
+
+/* Take the oldest event off @w's queue, and its id out of the index. */
+static void twt_read_one(struct kunit *test, struct tw_wheel *w)
+{
+	struct tw_node *n = tw_wheel_pop(w);
+	struct tw_ent *e = twt_ent(test, w, n->id);
+
+	KUNIT_ASSERT_PTR_EQ(test, e->node, n);
+	tw_index_remove(w->idx, e);
+}
+
+/*
+ * The ready queue's events from @n on, walked with tw_ready_next(), are
+ * the @nr in @ev, oldest first.
+ */
+static void twt_expect_walk(struct kunit *test, const struct tw_wheel *w,
+			    const struct tw_node *n, const struct twt_ev *ev,
+			    unsigned int nr)
+{
+	unsigned int k;
+
+	for (k = 0; n; n = tw_ready_next(w, n), k++) {
+		KUNIT_ASSERT_LT(test, k, nr);
+		KUNIT_EXPECT_EQ_MSG(test, n->id, ev[k].id, "event %u", k);
+		KUNIT_EXPECT_EQ(test, n->expired, ev[k].expired);
+	}
+	KUNIT_EXPECT_EQ(test, k, nr);
+}
+
+/*
+ * The ready queue walked: nothing when empty; every event, oldest first;
+ * since a mark taken before an advance or a placement, exactly the events
+ * queued since (none if none were); from a queued node, the events from
+ * it on; after a pop and a discard, the rest.
+ */
+static void twt_ready_walk(struct kunit *test)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 6, sizeof(*ev), GFP_KERNEL);
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
+	struct tw_node *mark;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	KUNIT_EXPECT_NULL(test, tw_ready_first(w));
+	mark = tw_ready_mark(w);
+	KUNIT_EXPECT_PTR_EQ(test, mark, tw_wheel_sentinel(w));
+	KUNIT_EXPECT_NULL(test, tw_ready_since(w, mark));
+	for (i = 1; i <= 5; i++) {
+		twt_arm(test, w, i, i * TWT_MS);
+		twt_ev_set(&ev[i - 1], i, (i <= 3 ? 3 : i) * TWT_MS);
+	}
+	twt_advance(test, w, 3 * TWT_MS);
+	twt_expect_walk(test, w, tw_ready_since(w, mark), ev, 3);
+	KUNIT_EXPECT_PTR_EQ(test, tw_ready_since(w, mark), mark);
+	mark = tw_ready_mark(w);
+	twt_advance(test, w, 4 * TWT_MS);
+	twt_advance(test, w, 5 * TWT_MS);
+	twt_expect_walk(test, w, tw_ready_since(w, mark), &ev[3], 2);
+	twt_expect_walk(test, w, tw_ready_first(w), ev, 5);
+	twt_expect_walk(test, w, twt_ent(test, w, 3)->node, &ev[2], 3);
+	mark = tw_ready_mark(w);
+	twt_advance(test, w, 5 * TWT_MS);
+	KUNIT_EXPECT_NULL(test, tw_ready_since(w, mark));
+
+	twt_new_now(test, w, 6, 0, 6 * TWT_MS);
+	twt_ev_set(&ev[5], 6, 6 * TWT_MS);
+	twt_expect_walk(test, w, tw_ready_since(w, mark), &ev[5], 1);
+	twt_read_one(test, w);
+	tw_wheel_discard(w, twt_ent(test, w, 4));
+	tw_index_remove(w->idx, twt_ent(test, w, 4));
+	twt_ev_del(ev, 6, 3);
+	twt_expect_walk(test, w, tw_ready_first(w), &ev[1], 4);
+}
+
 static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_ticks_rounding),
 	KUNIT_CASE(twt_init_and_next_empty),
@@ -4283,6 +4358,7 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_index_random),
 	KUNIT_CASE(twt_index_churn),
 	KUNIT_CASE(twt_index_flooding),
+	KUNIT_CASE(twt_ready_walk),
 	{}
 };
 

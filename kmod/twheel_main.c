@@ -161,7 +161,8 @@ static atomic_t tw_fds = ATOMIC_INIT(0);
  * One node per id, 32 bytes, payload included (struct tw_node).  The id's
  * current deadline and state are in its index entry (struct tw_ent): a
  * touch that only moves the deadline later writes the entry alone.  Each
- * wheel owns one more node, the sentinel of its ready queue (w.tail).
+ * wheel owns one more node, the sentinel of its ready queue
+ * (tw_wheel_sentinel()).
  */
 static struct kmem_cache *tw_node_cache;
 
@@ -861,7 +862,8 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 				break;
 		}
 		mutex_lock(&wh->lock);
-		for (node = wh->w.head; node != wh->w.tail; node = node->next) {
+		for (node = tw_ready_first(&wh->w); node;
+		     node = tw_ready_next(&wh->w, node)) {
 			if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
 				break;
 			ent[n] = tw_index_find(&wh->idx, node->id);
@@ -916,11 +918,12 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	return mask;
 }
 
-/* Trace the @nr events queued from @n on (the former sentinel). */
-static void tw_trace_expired(struct twheel *wh, struct tw_node *n,
-			     unsigned long nr)
+/* Trace the events queued since @mark (tw_ready_mark()). */
+static void tw_trace_expired(struct twheel *wh, struct tw_node *mark)
 {
-	for (; nr--; n = n->next)
+	struct tw_node *n;
+
+	for (n = tw_ready_since(&wh->w, mark); n; n = tw_ready_next(&wh->w, n))
 		trace_twheel_expire(wh->wid, n->id,
 				    tw_ent_deadline(tw_index_find(&wh->idx,
 								  n->id)),
@@ -938,7 +941,7 @@ static void tw_work_fn(struct work_struct *work)
 	struct twheel *wh = container_of(work, struct twheel, work);
 	unsigned int budget = TW_EXPIRE_BATCH;
 	unsigned long expired, before;
-	struct tw_node *first;
+	struct tw_node *mark;
 	u64 now, held, t0;
 	bool more, again;
 	__poll_t wake;
@@ -954,7 +957,7 @@ static void tw_work_fn(struct work_struct *work)
 	wh->timer_at = KTIME_MAX;
 	wh->runs++;
 	before = wh->w.nr_ready;
-	first = wh->w.tail;	/* the first event queued below goes here */
+	mark = tw_ready_mark(&wh->w);
 	now = tw_now(wh);
 	more = tw_wheel_advance(&wh->w, now, &budget);
 	expired = wh->w.nr_ready - before;
@@ -962,7 +965,7 @@ static void tw_work_fn(struct work_struct *work)
 		wh->expirations += expired;
 		wh->wake = true;
 		if (trace_twheel_expire_enabled())
-			tw_trace_expired(wh, first, expired);
+			tw_trace_expired(wh, mark);
 	}
 	if (wh->idx.old)
 		tw_migrate(wh, TW_EXPIRE_BATCH);
@@ -1043,7 +1046,7 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	wh->cfg = c;
 	if (!wh->idx.nr)
 		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh), &wh->idx,
-			      wh->w.tail);
+			      tw_wheel_sentinel(&wh->w));
 	tw_mutex_unlock(wh);
 	return 0;
 }
@@ -1374,7 +1377,7 @@ static int tw_release(struct inode *inode, struct file *file)
 	cancel_work_sync(&wh->work);
 
 	/* every node is in the index, queued ones too, but the sentinel */
-	kmem_cache_free(tw_node_cache, wh->w.tail);
+	kmem_cache_free(tw_node_cache, tw_wheel_sentinel(&wh->w));
 	while ((n = tw_index_pop(&wh->idx, &pos))) {
 		kmem_cache_free(tw_node_cache, n);
 		if (!(++nr % 1024))
