@@ -194,6 +194,78 @@ struct tw_node *tw_wheel_pop(struct tw_wheel *w)
 	return n;
 }
 
+/**
+ * tw_wheel_detach() - take an id off the wheel or the ready queue
+ * @w: the wheel
+ * @e: the id's entry: armed or queued
+ *
+ * An armed id's node leaves its slot; a queued id's event is discarded
+ * (tw_wheel_discard()).  Either way e->node, which holds the id and its
+ * data, is then on no list: the caller places it again (tw_wheel_place())
+ * or removes the entry and frees the node.
+ *
+ * Return: true if a queued event was discarded.
+ */
+bool tw_wheel_detach(struct tw_wheel *w, struct tw_ent *e)
+{
+	if (tw_ent_queued(e)) {
+		tw_wheel_discard(w, e);
+		return true;
+	}
+	tw_wheel_del(w, e->node);
+	return false;
+}
+
+/**
+ * tw_wheel_place() - give an id whose node is on no list its deadline
+ * @w: the wheel
+ * @e: the id's entry, not queued: just inserted (tw_index_insert()) or
+ *	detached (tw_wheel_detach())
+ * @deadline: the id's deadline in ns; its tick must be below TW_TICKS_MAX
+ * @now: current time in ns
+ *
+ * A deadline already due (at or before @now) queues the id's event at
+ * once, behind what is queued, with the expiry clock @now
+ * (tw_wheel_expire(): e->node becomes the node that holds the event);
+ * a later one arms the node (tw_wheel_add()).  The index does not change,
+ * so @e stays valid.
+ *
+ * Return: TW_SET_EXPIRED if the event was queued, else 0.
+ */
+unsigned int tw_wheel_place(struct tw_wheel *w, struct tw_ent *e, u64 deadline,
+			    u64 now)
+{
+	e->deadline = deadline;
+	if (deadline <= now) {
+		tw_wheel_expire(w, e, now);
+		return TW_SET_EXPIRED;
+	}
+	tw_wheel_add(w, e->node, deadline);
+	return 0;
+}
+
+/**
+ * tw_wheel_move() - take a present id off its list and place it again
+ * @w: the wheel
+ * @e: the id's entry, from tw_index_find(): armed or queued
+ * @deadline: the id's new deadline in ns; its tick must be below
+ *	TW_TICKS_MAX
+ * @now: current time in ns
+ *
+ * tw_wheel_detach(), then tw_wheel_place(): what tw_wheel_set() does when
+ * its fast path does not apply.
+ *
+ * Return: TW_SET_DISCARDED if a queued event was discarded, and
+ * TW_SET_EXPIRED if the id's event was queued at once.
+ */
+unsigned int tw_wheel_move(struct tw_wheel *w, struct tw_ent *e, u64 deadline,
+			   u64 now)
+{
+	unsigned int did = tw_wheel_detach(w, e) ? TW_SET_DISCARDED : 0;
+
+	return did | tw_wheel_place(w, e, deadline, now);
+}
+
 /*
  * The next slot that comes due.  Every pending slot of a level lies above
  * cur's digit at that level, and any pending slot of a lower level comes

@@ -213,6 +213,48 @@ bool tw_wheel_next(const struct tw_wheel *w, u64 *tick);
 bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget);
 u64 tw_ticks(const struct tw_wheel *w, u64 ns);
 
+/* What tw_wheel_set() and tw_wheel_place() did, as bits of their return */
+#define TW_SET_LAZY		BIT(0)	/* the entry's deadline alone moved */
+#define TW_SET_DISCARDED	BIT(1)	/* the id's queued event was discarded */
+#define TW_SET_EXPIRED		BIT(2)	/* the id's event was queued at once */
+
+bool tw_wheel_detach(struct tw_wheel *w, struct tw_ent *e);
+unsigned int tw_wheel_place(struct tw_wheel *w, struct tw_ent *e, u64 deadline,
+			    u64 now);
+unsigned int tw_wheel_move(struct tw_wheel *w, struct tw_ent *e, u64 deadline,
+			   u64 now);
+
+/**
+ * tw_wheel_set() - move a present id to a new deadline: a touch or an arm
+ * @w: the wheel
+ * @e: the id's entry, from tw_index_find(): armed or queued
+ * @deadline: the id's new deadline in ns; its tick must be below
+ *	TW_TICKS_MAX
+ * @now: current time in ns
+ *
+ * The fast path, inline: an armed id whose deadline moves later, and not
+ * to a time already due, has its entry's deadline written and nothing
+ * else; its node stays in its slot, and the wheel re-slots it by the entry
+ * when that slot comes due.  Any other move takes the id off the wheel,
+ * or discards its queued event, and places it again (tw_wheel_move()).
+ * The index does not change, so @e stays valid; afterwards e->node is the
+ * node that holds the id's data, armed or queued, for the caller to write
+ * new data into.
+ *
+ * Return: TW_SET_LAZY for the fast path; else TW_SET_DISCARDED if a queued
+ * event was discarded, and TW_SET_EXPIRED if the id's event was queued at
+ * once (both may be set).
+ */
+static inline unsigned int tw_wheel_set(struct tw_wheel *w, struct tw_ent *e,
+					u64 deadline, u64 now)
+{
+	if (!tw_ent_queued(e) && deadline >= e->deadline && deadline > now) {
+		e->deadline = deadline;
+		return TW_SET_LAZY;
+	}
+	return tw_wheel_move(w, e, deadline, now);
+}
+
 /**
  * tw_wheel_sentinel() - the node a wheel holds besides its ids' nodes
  * @w: the wheel

@@ -4315,6 +4315,271 @@ static void twt_ready_walk(struct kunit *test)
 	twt_expect_walk(test, w, tw_ready_first(w), &ev[1], 4);
 }
 
+/*
+ * tw_wheel_place() of new ids: a deadline to come arms the node in its
+ * slot; one due (at now, or long past) queues the event at once into the
+ * sentinel, stamped now, and the id's node becomes the sentinel.
+ */
+static void twt_place_new(struct kunit *test)
+{
+	const u64 now = 10 * TWT_MS;
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, now);
+	struct tw_node *n = twt_nodes(test, 3);
+	struct tw_node *s = tw_wheel_sentinel(w);
+	struct tw_ent *e;
+
+	e = tw_index_insert(w->idx, &n[0], 0);
+	KUNIT_EXPECT_EQ(test, tw_wheel_place(w, e, now + 1, now), 0U);
+	KUNIT_EXPECT_EQ(test, e->deadline, now + 1);
+	twt_expect_armed(test, w, &n[0]);
+	twt_expect_at(test, w, &n[0], 0, 11);
+
+	e = tw_index_insert(w->idx, &n[1], 0);
+	KUNIT_EXPECT_EQ(test, tw_wheel_place(w, e, now, now), TW_SET_EXPIRED);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, s);
+	KUNIT_EXPECT_PTR_EQ(test, tw_wheel_sentinel(w), &n[1]);
+	twt_expect_expired(test, w, 1, now);
+
+	e = tw_index_insert(w->idx, &n[2], 0);
+	KUNIT_EXPECT_EQ(test, tw_wheel_place(w, e, 0, now), TW_SET_EXPIRED);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(e), 0ULL);
+	twt_expect_expired(test, w, 2, now);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 1UL);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 2UL);
+	twt_check_queue(test, w);
+	twt_check_armed(test, w);
+}
+
+/*
+ * tw_wheel_set() of a present id, each way once: later and the same (the
+ * entry alone: the node stays in its slot until that comes due), earlier
+ * (the same node, to another slot), later but due (queued at once), then
+ * queued: later (its event discarded, armed again) and due (discarded
+ * and queued again behind the others, stamped now).
+ */
+static void twt_set_paths(struct kunit *test)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 2, sizeof(*ev), GFP_KERNEL);
+	u64 now = 10 * TWT_MS;
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, now);
+	struct tw_node *a = twt_arm(test, w, 1, 20 * TWT_MS);
+	struct tw_ent *e = twt_ent(test, w, 1);
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	KUNIT_EXPECT_EQ(test, tw_wheel_set(w, e, 30 * TWT_MS, now),
+			TW_SET_LAZY);
+	KUNIT_EXPECT_EQ(test, tw_wheel_set(w, e, 30 * TWT_MS, now),
+			TW_SET_LAZY);
+	KUNIT_EXPECT_EQ(test, e->deadline, 30 * TWT_MS);
+	twt_expect_at(test, w, a, 0, 20);
+	now = 20 * TWT_MS;
+	twt_advance(test, w, now);
+	twt_expect_at(test, w, a, 0, 30);
+	KUNIT_EXPECT_EQ(test, w->reslots, 1ULL);
+
+	e = twt_ent(test, w, 1);
+	KUNIT_EXPECT_EQ(test, tw_wheel_set(w, e, 25 * TWT_MS, now), 0U);
+	KUNIT_EXPECT_PTR_EQ(test, e->node, a);
+	twt_expect_at(test, w, a, 0, 25);
+	twt_check_pending(test, w);
+
+	now = 26 * TWT_MS;
+	KUNIT_EXPECT_EQ(test, tw_wheel_set(w, e, now, now), TW_SET_EXPIRED);
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	twt_expect_expired(test, w, 1, now);
+
+	KUNIT_EXPECT_EQ(test, tw_wheel_set(w, e, 40 * TWT_MS, now),
+			TW_SET_DISCARDED);
+	KUNIT_EXPECT_EQ(test, w->nr_ready, 0UL);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(e), 40 * TWT_MS);
+	twt_expect_armed(test, w, e->node);
+	KUNIT_EXPECT_EQ(test, e->node->data, twt_data(1));
+
+	twt_new_now(test, w, 2, now, now);
+	e = twt_ent(test, w, 1);
+	KUNIT_EXPECT_EQ(test, tw_wheel_set(w, e, now, now), TW_SET_EXPIRED);
+	e = twt_ent(test, w, 2);
+	KUNIT_EXPECT_EQ(test, tw_wheel_set(w, e, now, now + 1),
+			TW_SET_DISCARDED | TW_SET_EXPIRED);
+	twt_ev_set(&ev[0], 1, now);
+	twt_ev_set(&ev[1], 2, now + 1);
+	twt_expect_events(test, w, ev, 2);
+}
+
+/*
+ * tw_wheel_detach(): an armed id leaves its slot, and the slot's pending
+ * bit goes with it (false); a queued id's event leaves the queue (true).
+ * Either way the entry's node holds the id and its data on no list.
+ */
+static void twt_detach_paths(struct kunit *test)
+{
+	struct twt_ev *ev = kunit_kcalloc(test, 5, sizeof(*ev), GFP_KERNEL);
+	struct tw_wheel *w;
+	struct tw_node *n;
+	struct tw_ent *e;
+	unsigned int l, s;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	w = twt_queue5(test, ev);
+	n = twt_arm(test, w, 9, 9 * TWT_MS);
+	e = twt_ent(test, w, 9);
+	KUNIT_EXPECT_FALSE(test, tw_wheel_detach(w, e));
+	KUNIT_EXPECT_PTR_EQ(test, e->node, n);
+	KUNIT_EXPECT_FALSE(test, twt_where(test, w, n, &l, &s));
+	KUNIT_EXPECT_FALSE(test, twt_in_drain(w, n));
+	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
+	KUNIT_EXPECT_EQ(test, w->pending[0], 0ULL);
+	tw_index_remove(w->idx, e);
+
+	e = twt_ent(test, w, 3);
+	KUNIT_EXPECT_TRUE(test, tw_wheel_detach(w, e));
+	KUNIT_EXPECT_FALSE(test, tw_ent_queued(e));
+	KUNIT_EXPECT_EQ(test, e->node->id, 3ULL);
+	KUNIT_EXPECT_EQ(test, e->node->data, twt_data(3));
+	KUNIT_EXPECT_FALSE(test, twt_on_queue(w, e->node));
+	KUNIT_EXPECT_PTR_NE(test, e->node, tw_wheel_sentinel(w));
+	tw_index_remove(w->idx, e);
+	twt_ev_del(ev, 5, 2);
+	twt_expect_events(test, w, ev, 4);
+}
+
+/* What tw_wheel_set() reports for an id armed or @queued at @old. */
+static unsigned int twt_set_want(bool queued, u64 old, u64 deadline, u64 now)
+{
+	unsigned int want = deadline <= now ? TW_SET_EXPIRED : 0;
+
+	if (queued)
+		return want | TW_SET_DISCARDED;
+	return !want && deadline >= old ? TW_SET_LAZY : want;
+}
+
+/*
+ * Set @id, present or not, to @deadline at @now, as the device does: the
+ * report is the documented one for the state it was in, and afterwards
+ * the id is armed or queued as reported, at @deadline, with its data,
+ * and the counts moved by as much.  Returns the report.
+ */
+static unsigned int twt_set_one(struct kunit *test, struct tw_wheel *w,
+				u64 id, u64 deadline, u64 now)
+{
+	struct tw_ent *e = tw_index_find(w->idx, id);
+	unsigned long armed = w->nr_armed, ready = w->nr_ready;
+	unsigned int did, want;
+	struct tw_node *n;
+
+	if (e) {
+		want = twt_set_want(tw_ent_queued(e), tw_ent_deadline(e),
+				    deadline, now);
+		armed -= !tw_ent_queued(e);
+		ready -= tw_ent_queued(e);
+		did = tw_wheel_set(w, e, deadline, now);
+	} else {
+		n = twt_nodes(test, 1);
+		n->id = id;
+		n->data = twt_data(id);
+		KUNIT_ASSERT_TRUE(test, tw_index_room(w->idx));
+		e = tw_index_insert(w->idx, n, 0);
+		want = deadline <= now ? TW_SET_EXPIRED : 0;
+		did = tw_wheel_place(w, e, deadline, now);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, did, want, "id %llu to %llu at %llu", id,
+			    deadline, now);
+	KUNIT_EXPECT_EQ(test, tw_ent_deadline(e), deadline);
+	KUNIT_EXPECT_EQ(test, tw_ent_queued(e), !!(did & TW_SET_EXPIRED));
+	KUNIT_EXPECT_EQ(test, e->node->data, twt_data(id));
+	if (did & TW_SET_EXPIRED) {
+		KUNIT_EXPECT_PTR_EQ(test, e->node->next, tw_wheel_sentinel(w));
+		KUNIT_EXPECT_EQ(test, e->node->expired, max(now, 1ULL));
+	} else {
+		twt_expect_armed(test, w, e->node);
+	}
+	KUNIT_EXPECT_EQ(test, w->nr_armed, armed + !(did & TW_SET_EXPIRED));
+	KUNIT_EXPECT_EQ(test, w->nr_ready, ready + !!(did & TW_SET_EXPIRED));
+	return did;
+}
+
+/* A deadline for twt_set_random(): around now, or around @id's own. */
+static u64 twt_set_deadline(const struct tw_wheel *w, u64 id, u64 now, u64 r)
+{
+	const struct tw_ent *e = tw_index_find(w->idx, id);
+	u64 old = e ? tw_ent_deadline(e) : now, d = (r >> 8) % (40 * TWT_MS);
+
+	switch (r % 6) {
+	case 0:
+		return now > d ? now - d : 0;
+	case 1:
+		return now;
+	case 2:
+		return old;
+	case 3:
+		return old > d ? old - d : 0;
+	default:
+		return max(old, now) + d;
+	}
+}
+
+/* Cancel @id if present: tw_wheel_detach() says whether it was queued. */
+static bool twt_cancel_one(struct kunit *test, struct tw_wheel *w, u64 id)
+{
+	struct tw_ent *e = tw_index_find(w->idx, id);
+	bool queued;
+
+	if (!e)
+		return false;
+	queued = tw_ent_queued(e);
+	KUNIT_EXPECT_EQ(test, tw_wheel_detach(w, e), queued);
+	KUNIT_EXPECT_FALSE(test, tw_ent_queued(e));
+	tw_index_remove(w->idx, e);
+	return true;
+}
+
+/*
+ * tw_wheel_set() and tw_wheel_place() on 48 ids at random, each move
+ * checked against its documentation (twt_set_one()), while the clock
+ * moves and the wheel advances, ids are cancelled (tw_wheel_detach())
+ * and events read; the queue and the wheel stay whole throughout.
+ */
+static void twt_set_random(struct kunit *test)
+{
+	u64 now = 1000 * TWT_MS, seed = twt_seed(0x5e7);
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, now);
+	unsigned int did[8] = {}, step, cancels = 0;
+
+	for (step = 0; step < 4000; step++) {
+		u64 r = twt_rand(&seed), id = (r >> 40) % 48;
+
+		switch ((r >> 32) % 8) {
+		case 0 ... 4:
+			did[twt_set_one(test, w, id,
+					twt_set_deadline(w, id, now, r),
+					now)]++;
+			break;
+		case 5:
+			cancels += twt_cancel_one(test, w, id);
+			break;
+		case 6:
+			now += (r >> 8) % (20 * TWT_MS);
+			twt_advance(test, w, now);
+			break;
+		default:
+			if (w->nr_ready)
+				twt_read_one(test, w);
+			break;
+		}
+		twt_check_queue(test, w);
+		twt_check_armed(test, w);
+	}
+	kunit_info(test, "%u armed, %u at once, %u lazy, %u discarded and armed, %u discarded and at once, %u cancelled",
+		   did[0], did[TW_SET_EXPIRED], did[TW_SET_LAZY],
+		   did[TW_SET_DISCARDED],
+		   did[TW_SET_DISCARDED | TW_SET_EXPIRED], cancels);
+	KUNIT_EXPECT_GT(test, did[0], 50U);
+	KUNIT_EXPECT_GT(test, did[TW_SET_EXPIRED], 50U);
+	KUNIT_EXPECT_GT(test, did[TW_SET_LAZY], 50U);
+	KUNIT_EXPECT_GT(test, did[TW_SET_DISCARDED], 10U);
+	KUNIT_EXPECT_GT(test, did[TW_SET_DISCARDED | TW_SET_EXPIRED], 10U);
+}
+
 static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_ticks_rounding),
 	KUNIT_CASE(twt_init_and_next_empty),
@@ -4359,6 +4624,10 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_index_churn),
 	KUNIT_CASE(twt_index_flooding),
 	KUNIT_CASE(twt_ready_walk),
+	KUNIT_CASE(twt_place_new),
+	KUNIT_CASE(twt_set_paths),
+	KUNIT_CASE(twt_detach_paths),
+	KUNIT_CASE(twt_set_random),
 	{}
 };
 

@@ -632,39 +632,9 @@ static void tw_node_free(struct twheel *wh, struct tw_ent *e)
 }
 
 /*
- * Take @e's id off the wheel or the ready queue (discarding its event):
- * afterwards e->node, with the id and its data, is on no list.
- */
-static void tw_detach(struct twheel *wh, struct tw_ent *e)
-{
-	if (tw_ent_queued(e)) {
-		tw_wheel_discard(&wh->w, e);
-		wh->discarded++;
-	} else {
-		tw_wheel_del(&wh->w, e->node);
-	}
-}
-
-/* Give @e's id, on no list, its deadline: queue its event if due, else arm. */
-static void tw_place(struct twheel *wh, struct tw_ent *e, u64 deadline,
-		     u64 now)
-{
-	e->deadline = deadline;
-	if (deadline <= now) {
-		tw_wheel_expire(&wh->w, e, now);
-		trace_twheel_expire(wh->wid, e->id, deadline, now);
-		wh->expirations++;
-		wh->wake = true;
-	} else {
-		tw_wheel_add(&wh->w, e->node, deadline);
-	}
-}
-
-/*
  * Set @id's deadline (and data, unless @data is NULL), creating it if
- * absent.  A later deadline of an armed id is only written to its index
- * entry (a touch reads and writes one entry, not the node): the node is
- * re-slotted by that deadline when its current slot comes due.
+ * absent, by the core's policy (tw_wheel_set(): a later deadline of an
+ * armed id is only written to its index entry), and count what it did.
  * Returns the entry, valid until the index next changes, or an ERR_PTR; on
  * error nothing has changed.
  */
@@ -673,27 +643,28 @@ static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
 			     u64 now)
 {
 	struct tw_ent *e = tw_index_find(&wh->idx, id);
+	unsigned int did;
 	int err;
 
 	if (e && noreplace)
 		return ERR_PTR(-EEXIST);
-	if (e && !tw_ent_queued(e) && deadline >= e->deadline &&
-	    deadline > now) {
-		e->deadline = deadline;
-		if (data)
-			e->node->data = *data;
-		return e;
-	}
 	if (e) {
-		tw_detach(wh, e);
+		did = tw_wheel_set(&wh->w, e, deadline, now);
 	} else {
 		e = tw_node_new(wh, id, c, &err);
 		if (!e)
 			return ERR_PTR(err);
+		did = tw_wheel_place(&wh->w, e, deadline, now);
 	}
 	if (data)
 		e->node->data = *data;
-	tw_place(wh, e, deadline, now);
+	if (did & TW_SET_DISCARDED)
+		wh->discarded++;
+	if (did & TW_SET_EXPIRED) {
+		trace_twheel_expire(wh->wid, e->id, deadline, now);
+		wh->expirations++;
+		wh->wake = true;
+	}
 	return e;
 }
 
@@ -1162,7 +1133,8 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 				continue;
 			trace_twheel_cancel(wh->wid, e->id, tw_ent_deadline(e),
 					    e->node->data);
-			tw_detach(wh, e);
+			if (tw_wheel_detach(&wh->w, e))
+				wh->discarded++;
 			tw_node_free(wh, e);
 			wh->cancels++;
 			done++;
