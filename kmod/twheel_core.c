@@ -650,6 +650,45 @@ unsigned long tw_index_want_size(const struct tw_index *x, unsigned long extra)
 }
 
 /**
+ * tw_index_finish_first() - whether a resize must end before a batch
+ * @x: the index
+ * @ids: ids the batch may add
+ *
+ * While a resize migrates, tw_index_want_size() asks for none; a batch
+ * whose ids would fill the new table past 9/10 (a small table, a big
+ * batch) must wait for the resize to finish, so that the table can grow
+ * again first.  The caller migrates TW_EXPIRE_BATCH entries a step until
+ * this is false.
+ *
+ * Return: true if the resize under way must be finished first.
+ */
+bool tw_index_finish_first(const struct tw_index *x, unsigned long ids)
+{
+	return x->old && !tw_index_fits((u64)x->nr + ids, x->size);
+}
+
+/**
+ * tw_index_still_wanted() - whether a table allocated for a resize fits it
+ * @x: the index, which may have changed since tw_index_want_size() chose
+ *	@size (a caller that allocates with its lock dropped)
+ * @ids: ids the batch may add, as given to tw_index_want_size()
+ * @size: the table's slots
+ *
+ * The table is still taken if a resize is still wanted and the table holds
+ * the ids now at no more than 9/10, whatever size would be asked for now:
+ * insisting on that one, a resize could lose every race with the other
+ * batches, and an insert could find no room (tw_index_room()).
+ *
+ * Return: true if tw_index_start_resize() should take the table.
+ */
+bool tw_index_still_wanted(const struct tw_index *x, unsigned long ids,
+			   unsigned long size)
+{
+	return tw_index_want_size(x, ids) &&
+	       tw_index_fits((u64)x->nr + ids, size);
+}
+
+/**
  * tw_index_start_resize() - begin moving to a table of another size
  * @x: the index, not resizing
  * @tab: zeroed table of @size slots
@@ -710,6 +749,26 @@ struct tw_ent *tw_index_migrate(struct tw_index *x, unsigned long entries)
 		entries--;
 	}
 	return NULL;
+}
+
+/**
+ * tw_index_migrate_batch() - a batch's share of a resize's migration
+ * @x: the index
+ * @ids: ids the batch may add
+ *
+ * (@ids + 1) * TW_MIGRATE entries: TW_MIGRATE per id the batch may add,
+ * so that the migration keeps well ahead of the ids that fill the new
+ * table, and as many more so that a batch that adds none still moves it
+ * on.  Nothing when no resize is under way.
+ *
+ * Return: the old table once its last entry has moved (the caller frees
+ * it), else NULL.
+ */
+struct tw_ent *tw_index_migrate_batch(struct tw_index *x, unsigned long ids)
+{
+	if (!x->old)
+		return NULL;
+	return tw_index_migrate(x, (ids + 1) * TW_MIGRATE);
 }
 
 /*

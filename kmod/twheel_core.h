@@ -405,9 +405,13 @@ struct tw_ent *tw_index_insert(struct tw_index *x, struct tw_node *n,
 			       u64 deadline);
 void tw_index_remove(struct tw_index *x, struct tw_ent *e);
 unsigned long tw_index_want_size(const struct tw_index *x, unsigned long extra);
+bool tw_index_finish_first(const struct tw_index *x, unsigned long ids);
+bool tw_index_still_wanted(const struct tw_index *x, unsigned long ids,
+			   unsigned long size);
 void tw_index_start_resize(struct tw_index *x, struct tw_ent *tab,
 			   unsigned long size);
 struct tw_ent *tw_index_migrate(struct tw_index *x, unsigned long entries);
+struct tw_ent *tw_index_migrate_batch(struct tw_index *x, unsigned long ids);
 unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 			    struct tw_ent *out, unsigned long room,
 			    unsigned long *budget);

@@ -4580,6 +4580,129 @@ static void twt_set_random(struct kunit *test)
 	KUNIT_EXPECT_GT(test, did[TW_SET_DISCARDED | TW_SET_EXPIRED], 10U);
 }
 
+/*
+ * Upkeep before a batch of @ids, as the callers of the policy do it: a
+ * resize finished first if the batch needs it (counted in *@finish), a
+ * new table if one is wanted (*@grow or *@shrink), the batch's share
+ * migrated.  Then the index has room for the batch.
+ */
+static void twt_policy_upkeep(struct twt_ix *c, unsigned long ids,
+			      unsigned int *finish, unsigned int *grow,
+			      unsigned int *shrink)
+{
+	struct tw_index *x = &c->x;
+	unsigned long size;
+
+	while (tw_index_finish_first(x, ids)) {
+		KUNIT_ASSERT_TRUE(c->test, twt_migrate(c, TW_EXPIRE_BATCH) ||
+				  x->old);
+		++*finish;
+	}
+	size = tw_index_want_size(x, ids);
+	if (size) {
+		size > x->size ? ++*grow : ++*shrink;
+		twt_resize(c, size);
+	}
+	if (tw_index_migrate_batch(x, ids) == c->old && c->old) {
+		kunit_kfree(c->test, c->old);
+		c->old = NULL;
+	}
+	KUNIT_ASSERT_TRUE_MSG(c->test, tw_index_room_for(x, ids),
+			      "%lu ids, %lu more in %lu slots", x->nr, ids,
+			      x->size);
+}
+
+/*
+ * The resize policy at its thresholds: a table allocated for a batch is
+ * taken while a resize is wanted and the table holds the batch at 9/10;
+ * a resize under way is finished first when a batch would fill its new
+ * table past 9/10; a batch migrates TW_MIGRATE entries per id it may add,
+ * and TW_MIGRATE more.  Then a batch of TW_CHUNK ids during a resize:
+ * the upkeep finishes it, grows the table and leaves room for the batch.
+ */
+static void twt_index_policy(struct kunit *test)
+{
+	struct twt_ix *c = twt_ix(test, TW_IDX_MIN, 60);
+	struct tw_index *x = &c->x;
+	unsigned int i, finish = 0, grow = 0, shrink = 0;
+	u64 seed = 23;
+
+	for (i = 0; i < 60; i++)
+		c->nodes[i].id = twt_rand(&seed);
+	KUNIT_EXPECT_FALSE(test, tw_index_finish_first(x, 1000));
+	KUNIT_EXPECT_EQ(test, tw_index_want_size(x, 64), 86UL);
+	KUNIT_EXPECT_TRUE(test, tw_index_still_wanted(x, 64, 86));
+	KUNIT_EXPECT_TRUE(test, tw_index_still_wanted(x, 64, 72));
+	KUNIT_EXPECT_FALSE(test, tw_index_still_wanted(x, 64, 71));
+	KUNIT_EXPECT_FALSE(test, tw_index_still_wanted(x, 57, 1000));
+	KUNIT_EXPECT_TRUE(test, tw_index_still_wanted(x, 58, 1000));
+	KUNIT_EXPECT_NULL(test, tw_index_migrate_batch(x, 64));
+
+	for (i = 0; i < 60; i++)
+		twt_ins(c, i, i);
+	twt_resize(c, 80);
+	KUNIT_EXPECT_FALSE(test, tw_index_finish_first(x, 12));
+	KUNIT_EXPECT_TRUE(test, tw_index_finish_first(x, 13));
+	KUNIT_EXPECT_FALSE(test, tw_index_still_wanted(x, 1000, 2000));
+	KUNIT_EXPECT_NULL(test, tw_index_migrate_batch(x, 0));
+	KUNIT_EXPECT_EQ(test, x->nr_tab, (unsigned long)TW_MIGRATE);
+	KUNIT_EXPECT_NULL(test, tw_index_migrate_batch(x, 1));
+	KUNIT_EXPECT_EQ(test, x->nr_tab, 3UL * TW_MIGRATE);
+	twt_check(c);
+
+	twt_policy_upkeep(c, TW_CHUNK, &finish, &grow, &shrink);
+	KUNIT_EXPECT_EQ(test, finish, 1U);
+	KUNIT_EXPECT_EQ(test, grow, 1U);
+	KUNIT_EXPECT_EQ(test, x->size, 166UL);
+	KUNIT_EXPECT_NULL(test, x->old);
+	twt_check(c);
+}
+
+/*
+ * The policy driven as the device and the bench drive it: 3000 ids come
+ * in batches of up to TW_CHUNK, then go (at up to TW_CHUNK per batch,
+ * as reads would), then 1000 come back at TW_CHUNK a batch.  Before each
+ * batch the upkeep leaves room for it, so an insert never finds the index
+ * full; the table grows, and shrinks back to its smallest sizes.
+ */
+static void twt_index_policy_batches(struct kunit *test)
+{
+	const unsigned int nr = 3000;
+	struct twt_ix *c = twt_ix(test, TW_IDX_MIN, nr);
+	unsigned int i = 0, k, finish = 0, grow = 0, shrink = 0, phase;
+	u64 seed = twt_seed(0xba7c4);
+
+	for (k = 0; k < nr; k++)
+		c->nodes[k].id = twt_rand(&seed);
+	for (phase = 0; phase < 3; phase++) {
+		unsigned int end = phase == 1 ? 0 : phase ? 1000 : nr;
+
+		while (i != end) {
+			unsigned long ids = phase == 2 ? TW_CHUNK :
+					    1 + twt_rand(&seed) % TW_CHUNK;
+
+			ids = min_t(unsigned long, ids, i > end ? i - end :
+				    end - i);
+			twt_policy_upkeep(c, ids, &finish, &grow, &shrink);
+			for (k = 0; k < ids; k++) {
+				if (phase == 1)
+					twt_rm(c, --i);
+				else
+					twt_ins(c, i++, 0);
+			}
+			if (!(i % 8))
+				twt_check(c);
+		}
+		if (phase == 1)
+			KUNIT_EXPECT_LE(test, c->x.size, 2UL * TW_IDX_MIN);
+	}
+	twt_check(c);
+	kunit_info(test, "%u grows, %u shrinks, %u steps finishing a resize first",
+		   grow, shrink, finish);
+	KUNIT_EXPECT_GT(test, grow, 10U);
+	KUNIT_EXPECT_GE(test, shrink, 3U);
+}
+
 static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_ticks_rounding),
 	KUNIT_CASE(twt_init_and_next_empty),
@@ -4628,6 +4751,8 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_set_paths),
 	KUNIT_CASE(twt_detach_paths),
 	KUNIT_CASE(twt_set_random),
+	KUNIT_CASE(twt_index_policy),
+	KUNIT_CASE(twt_index_policy_batches),
 	{}
 };
 

@@ -340,11 +340,9 @@ static void tw_rearm(struct twheel *wh)
 	hrtimer_start(&wh->timer, ns_to_ktime(at), HRTIMER_MODE_ABS);
 }
 
-/* Move @entries index entries; keep a finished old table to free unlocked. */
-static void tw_migrate(struct twheel *wh, unsigned long entries)
+/* Keep @old, an index table a migration let go of, to free unlocked. */
+static void tw_free_later(struct twheel *wh, struct tw_ent *old)
 {
-	struct tw_ent *old = tw_index_migrate(&wh->idx, entries);
-
 	if (old) {
 		kvfree(wh->garbage);	/* never more than one in practice */
 		wh->garbage = old;
@@ -376,13 +374,9 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 	unsigned long size;
 
 	lockdep_assert_held(&wh->lock);
-	/*
-	 * A resize still migrating when the chunk's ids would fill its new
-	 * table past 9/10 (a small table, a big chunk) is finished first, in
-	 * bounded holds, so that the table can grow again before the chunk.
-	 */
-	while (x->old && !tw_index_fits((u64)x->nr + ids, x->size)) {
-		tw_migrate(wh, TW_EXPIRE_BATCH);
+	/* a resize that the chunk would overfill ends first, in bounded holds */
+	while (tw_index_finish_first(x, ids)) {
+		tw_free_later(wh, tw_index_migrate(x, TW_EXPIRE_BATCH));
 		if (x->old) {
 			tw_mutex_unlock(wh);
 			cond_resched();
@@ -396,21 +390,13 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		tw_mutex_unlock(wh);
 		tab = tw_tab_alloc(size, TW_GFP_GROW);
 		mutex_lock(&wh->lock);
-		/*
-		 * Other chunks may have run while the lock was dropped: the
-		 * table is still taken if a resize is still wanted and it
-		 * holds the ids now at no more than 9/10, or an insert could
-		 * find no room (tw_index_room()) for want of a resize that
-		 * lost every such race.
-		 */
-		if (tab && tw_index_want_size(x, ids) &&
-		    tw_index_fits((u64)x->nr + ids, size))
+		/* other chunks may have run while the lock was dropped */
+		if (tab && tw_index_still_wanted(x, ids, size))
 			tw_start_resize(wh, tab, size);
 		else
 			kvfree(tab);
 	}
-	if (x->old)
-		tw_migrate(wh, (ids + 1) * TW_MIGRATE);
+	tw_free_later(wh, tw_index_migrate_batch(x, ids));
 }
 
 /* Have the work make room for @ids more ids (tw_grow()). */
@@ -450,8 +436,7 @@ static void tw_maintain_nowait(struct twheel *wh, unsigned long ids)
 		else
 			tw_grow_later(wh, ids);
 	}
-	if (x->old)
-		tw_migrate(wh, (ids + 1) * TW_MIGRATE);
+	tw_free_later(wh, tw_index_migrate_batch(x, ids));
 }
 
 /*
@@ -938,8 +923,7 @@ static void tw_work_fn(struct work_struct *work)
 		if (trace_twheel_expire_enabled())
 			tw_trace_expired(wh, mark);
 	}
-	if (wh->idx.old)
-		tw_migrate(wh, TW_EXPIRE_BATCH);
+	tw_free_later(wh, tw_index_migrate(&wh->idx, TW_EXPIRE_BATCH));
 	again = more || wh->idx.old;
 	if (!more)
 		tw_rearm(wh);
