@@ -4081,12 +4081,14 @@ static void twt_model_step(struct twm *m)
 
 /*
  * One step of twt_queue_module(), as the device takes them: the index
- * resized as it asks and migrated a little and the wheel caught up (its
- * tw_lock()), then on a random id (often one whose event is queued,
- * anywhere in the queue) mostly touches (@eager: each one taken off and
- * placed again; while ids go, @drop, cancels of ids present), cancels,
- * reads, faulting ones too, and advances (@eager: read at once, else one
- * in 8), now and then the other steps and a step of a dump.
+ * kept up by the core's policy (a resize the id would overfill finished
+ * first, the one asked for started, the batch's share migrated) and the
+ * wheel caught up (its tw_lock()), then on a random id (often one whose
+ * event is queued, anywhere in the queue) mostly touches (@eager: each
+ * one taken off and placed again; while ids go, @drop, cancels of ids
+ * present), cancels, reads, faulting ones too, and advances (@eager: read
+ * at once, else one in 8), now and then the other steps and a step of a
+ * dump.
  */
 static void twt_model_step_module(struct twm *m, bool eager, bool drop)
 {
@@ -4095,7 +4097,7 @@ static void twt_model_step_module(struct twm *m, bool eager, bool drop)
 
 	if (m->rq_len && !((r >> 40) % 8))
 		i = m->rq[(r >> 44) % m->rq_len];
-	twm_maintain(m, 1, 1 + (r >> 56) % 3);
+	twm_maintain_batch(m, 1);
 	twm_catch_up(m);
 	if (drop && r % 32 < 15) {
 		for (k = 0; k < 8 && m->ids[i].state == TWM_ABSENT; k++)

@@ -67,17 +67,24 @@
  * The wheel and index are used as twheel_main.c does: the wheel is set up
  * with the index and a sentinel node; a touch finds the id's entry; a
  * later deadline of an armed id is written to the entry only (the wheel
- * picks it up when the node's slot comes due); another deadline of an
- * armed id is tw_wheel_del(), the entry's deadline, tw_wheel_add() (or
- * tw_wheel_expire() when already due); a touch of a queued id is
- * tw_wheel_discard() and the node it hands back placed the same way, data
- * kept; a cancel detaches the same way, removes the entry and frees the
- * node; a read peeks at up to TWM_READ_CHUNK events from w.head, then for
- * each one delivered (all, or fewer as when the copy faults)
- * tw_wheel_pop(), a lookup of its entry only if an earlier removal
- * shifted it, removal and free.  Plus the raw API the core documents
- * (TWM_RAW: tw_wheel_add() of a deadline already due goes to the drain
- * list; resizes to any size that fits, whenever none is in progress).
+ * picks it up when the node's slot comes due; the model's own reading of
+ * tw_wheel_set()'s fast path); another deadline of an armed id is
+ * tw_wheel_detach() (off its slot) and tw_wheel_place() (armed again, or
+ * queued at once when already due); a touch of a queued id is
+ * tw_wheel_detach() (the event discarded) and the node it leaves placed
+ * the same way, data kept; a cancel detaches the same way, removes the
+ * entry and frees the node; a read peeks at up to TWM_READ_CHUNK events
+ * from w.head, then for each one delivered (all, or fewer as when the
+ * copy faults) tw_wheel_pop(), a lookup of its entry only if an earlier
+ * removal shifted it, removal and free; before a batch of ids, a resize
+ * is finished first while tw_index_finish_first() says so, the one
+ * tw_index_want_size() asks for is started and the batch's share migrated
+ * (tw_index_migrate_batch(): (ids + 1) * TW_MIGRATE entries).  What each
+ * of these reports is checked against the model.  Plus the raw API the
+ * core documents (TWM_RAW: tw_wheel_del() or tw_wheel_discard(), then
+ * tw_wheel_add(), and one of a deadline already due goes to the drain
+ * list; resizes to any size that fits, whenever none is in progress, and
+ * migrate steps of any size).
  *
  * The program gives the model its memory, its way of failing and its
  * randomness: struct twm_hooks, and bytes from an input (the fuzzer's) or
@@ -1237,83 +1244,134 @@ static struct tw_ent *twm_find_ent(struct twm *m, unsigned int i,
 
 enum { TWM_BY_TOUCH, TWM_BY_CANCEL };
 
-/* Discard queued id @i's event, for a touch or a cancel (@by). */
-static void twm_discard(struct twm *m, unsigned int i, struct tw_ent *e,
-			int by)
+/*
+ * The model of taking id @i off the wheel, or of discarding its event,
+ * for a touch or a cancel (@by).  Returns the node that holds the id now,
+ * on no list: its own, or the one after its event's (tw_wheel_discard()).
+ */
+static struct tw_node *twm_model_detach(struct twm *m, unsigned int i,
+					int by)
 {
-	const struct twm_id *y = &m->ids[i];
-	unsigned int k = twm_rq_pos(m, i);
-	struct tw_node *n, *freed, *next = m->rqn[k + 1];
+	unsigned int k;
 
+	if (m->ids[i].state != TWM_QUEUED) {
+		m->nr_armed--;
+		m->count[TWM_DEL_TOUCH + by]++;
+		return m->ids[i].node;
+	}
+	k = twm_rq_pos(m, i);
 	m->count[TWM_DISCARD_TOUCH + by]++;
 	m->count[m->rq_len == 1 ? TWM_ONLY : !k ? TWM_HEAD :
 		 k + 1 < m->rq_len ? TWM_MIDDLE : TWM_LAST]++;
 	twm_trace(m, "  discard event %u of %u", k, m->rq_len);
-	n = tw_wheel_discard(&m->w, e);
-	freed = twm_model_discard(m, i);
-	TWM_CHECK(m, n == freed && n == next,
+	return twm_model_discard(m, i);
+}
+
+/*
+ * Take id @i off the wheel, or discard its event, for a touch or a cancel
+ * (@by): as the device, tw_wheel_detach(), which must say whether it
+ * discarded an event; @raw: tw_wheel_del() or tw_wheel_discard(), which
+ * must hand back the node after the event's.  Afterwards its entry's
+ * node, holding its id and data, is on no list.
+ */
+static void twm_detach(struct twm *m, unsigned int i, struct tw_ent *e, int by,
+		       bool raw)
+{
+	const struct twm_id *y = &m->ids[i];
+	bool queued = y->state == TWM_QUEUED, did = queued;
+	unsigned int k = queued ? twm_rq_pos(m, i) : 0;
+	struct tw_node *ret = NULL, *n;
+
+	if (!raw)
+		did = tw_wheel_detach(&m->w, e);
+	else if (queued)
+		ret = tw_wheel_discard(&m->w, e);
+	else
+		tw_wheel_del(&m->w, e->node);
+	TWM_CHECK(m, did == queued, "detach of id %u (%s) %s", i,
+		  twm_state_name[y->state],
+		  did ? "discarded an event" : "discarded nothing");
+	n = twm_model_detach(m, i, by);
+	TWM_CHECK(m, !raw || !queued || ret == n,
 		  "discard of id %u (event %u of %u) returned %p, expected %p",
-		  i, k, m->rq_len + 1, n, freed);
+		  i, k, m->rq_len + 1, ret, n);
 	TWM_CHECK(m, e->node == n && !tw_ent_queued(e) &&
 		  tw_ent_deadline(e) == y->deadline,
-		  "discard of id %u: entry's node %p, deadline word %#llx", i,
-		  e->node, e->deadline);
+		  "detach of id %u: entry's node %p (model %p), deadline word %#llx",
+		  i, e->node, n, e->deadline);
 	TWM_CHECK(m, n->id == y->id && n->data == y->data,
-		  "discard of id %u: the node holds id %#llx data %#llx", i,
+		  "detach of id %u: the node holds id %#llx data %#llx", i,
 		  n->id, n->data);
-	TWM_CHECK(m, m->w.nr_ready == m->rq_len && m->w.tail == m->rqn[m->rq_len],
-		  "discard: nr_ready %lu (model %u), sentinel %p (model %p)",
-		  m->w.nr_ready, m->rq_len, m->w.tail, m->rqn[m->rq_len]);
+	TWM_CHECK(m, m->w.nr_ready == m->rq_len &&
+		  m->w.tail == m->rqn[m->rq_len] &&
+		  m->w.nr_armed == m->nr_armed,
+		  "detach: nr_ready %lu (model %u), sentinel %p (model %p), nr_armed %lu (model %lu)",
+		  m->w.nr_ready, m->rq_len, m->w.tail, m->rqn[m->rq_len],
+		  m->w.nr_armed, m->nr_armed);
 }
 
 /*
- * Take id @i off the wheel, or discard its event (as tw_detach()), for a
- * touch or a cancel (@by): afterwards its entry's node, holding its id
- * and data, is on no list.
+ * The model of placing id @i, whose node is on no list, at deadline @d:
+ * its event queued at once (@expired), else its node armed; then @e, the
+ * id's entry, checked against it.
  */
-static void twm_detach(struct twm *m, unsigned int i, struct tw_ent *e, int by)
-{
-	if (m->ids[i].state == TWM_QUEUED) {
-		twm_discard(m, i, e, by);
-		return;
-	}
-	tw_wheel_del(&m->w, e->node);
-	m->nr_armed--;
-	m->count[TWM_DEL_TOUCH + by]++;
-}
-
-/*
- * Give id @i, whose node is on no list and @e's, deadline @d: queued at
- * once if it is due, else armed; @raw: armed through the wheel even when
- * due.
- */
-static void twm_place(struct twm *m, unsigned int i, struct tw_ent *e, u64 d,
-		      bool raw)
+static void twm_model_place(struct twm *m, unsigned int i, struct tw_ent *e,
+			    u64 d, bool expired)
 {
 	struct twm_id *y = &m->ids[i];
-	struct tw_node *s = m->w.tail;
+	struct tw_node *s = m->rqn[m->rq_len];
 
-	e->deadline = d;
 	y->deadline = d;
 	y->placed = d;
-	if (!raw && d <= m->now) {
-		tw_wheel_expire(&m->w, e, m->now);
+	if (expired) {
 		twm_model_expire(m, i);
 		TWM_CHECK(m, e->node == s && m->w.tail == m->rqn[m->rq_len] &&
 			  tw_ent_queued(e) && tw_ent_deadline(e) == d,
 			  "expire of id %u: entry's node %p (sentinel was %p), sentinel %p (model %p), deadline word %#llx",
 			  i, e->node, s, m->w.tail, m->rqn[m->rq_len],
 			  e->deadline);
+		TWM_CHECK(m, s->id == y->id && s->data == y->data &&
+			  s->expired == y->stamp,
+			  "expire of id %u: event of id %#llx data %#llx at %llu",
+			  i, s->id, s->data, s->expired);
 		m->count[TWM_AT_ONCE]++;
 		return;
 	}
-	tw_wheel_add(&m->w, e->node, d);
 	y->state = TWM_ARMED;
 	y->slotted = d;
 	y->slotted_e = twm_exp_tick(m, d);
 	y->future = d > m->now;
 	m->count[TWM_ADD_DUE] += y->slotted_e <= m->w.cur;
 	m->nr_armed++;
+	TWM_CHECK(m, e->node == y->node && e->deadline == d &&
+		  m->w.nr_armed == m->nr_armed,
+		  "arm of id %u: entry's node %p (model %p), deadline word %#llx, nr_armed %lu (model %lu)",
+		  i, e->node, y->node, e->deadline, m->w.nr_armed,
+		  m->nr_armed);
+}
+
+/*
+ * Give id @i, whose node is on no list and @e's, deadline @d: as the
+ * device, tw_wheel_place(), which must say whether it queued the event
+ * at once (the deadline is due) or armed the node; @raw: tw_wheel_add(),
+ * armed through the wheel even when due.
+ */
+static void twm_place(struct twm *m, unsigned int i, struct tw_ent *e, u64 d,
+		      bool raw)
+{
+	bool expired = !raw && d <= m->now;
+	unsigned int did = 0;
+
+	if (raw) {
+		e->deadline = d;
+		tw_wheel_add(&m->w, e->node, d);
+	} else {
+		did = tw_wheel_place(&m->w, e, d, m->now);
+	}
+	TWM_CHECK(m, did == (expired ? TW_SET_EXPIRED : 0U),
+		  "place of id %u at %llu (now %llu) says %#x", i, d, m->now,
+		  did);
+	twm_model_place(m, i, e, d, expired);
 }
 
 /* ------------------------------------------------------------ the index */
@@ -1412,16 +1470,16 @@ static void twm_resize(struct twm *m, unsigned long size)
 	twm_start_resize(m, size);
 }
 
-/**
- * twm_migrate() - tw_index_migrate(), checked
- * @m: the model
- * @entries: how many entries it may move
+/*
+ * A migration step of @entries entries, from an old table that held
+ * @nr_old entries with its cursor at @mpos, returned @ret.
  */
-static void twm_migrate(struct twm *m, unsigned long entries)
+static void twm_migrated(struct twm *m, struct tw_ent *ret,
+			 unsigned long entries, unsigned long nr_old,
+			 unsigned long mpos)
 {
 	struct tw_index *x = &m->x;
-	unsigned long nr_old = x->nr_old, mpos = x->mpos, moved;
-	struct tw_ent *ret = tw_index_migrate(x, entries);
+	unsigned long moved;
 
 	m->find_all = true;
 	if (!m->mold) {
@@ -1459,7 +1517,36 @@ static void twm_migrate(struct twm *m, unsigned long entries)
 }
 
 /**
- * twm_maintain() - what the device does before a batch of ids
+ * twm_migrate() - tw_index_migrate(), checked
+ * @m: the model
+ * @entries: how many entries it may move
+ */
+static void twm_migrate(struct twm *m, unsigned long entries)
+{
+	unsigned long nr_old = m->x.nr_old, mpos = m->x.mpos;
+
+	twm_migrated(m, tw_index_migrate(&m->x, entries), entries, nr_old,
+		     mpos);
+}
+
+/**
+ * twm_migrate_batch() - tw_index_migrate_batch(), checked
+ * @m: the model
+ * @ids: ids the batch may add
+ *
+ * Checked as any migration step of the batch's documented share,
+ * (@ids + 1) * TW_MIGRATE entries.
+ */
+static void twm_migrate_batch(struct twm *m, unsigned long ids)
+{
+	unsigned long nr_old = m->x.nr_old, mpos = m->x.mpos;
+
+	twm_migrated(m, tw_index_migrate_batch(&m->x, ids),
+		     (ids + 1) * TW_MIGRATE, nr_old, mpos);
+}
+
+/**
+ * twm_maintain() - the resize asked for, and a migration step of any size
  * @m: the model
  * @extra: ids the batch may add
  * @entries: entries to migrate
@@ -1476,6 +1563,52 @@ static void twm_maintain(struct twm *m, unsigned long extra,
 	if (size)
 		twm_start_resize(m, size);
 	twm_migrate(m, entries);
+}
+
+/*
+ * tw_index_finish_first() as documented: a resize migrates, and the ids
+ * with the batch's would fill its new table past 9/10.
+ */
+static bool twm_finish_first(const struct twm *m, unsigned long ids)
+{
+	return m->mold && ((u64)m->nr_present + ids) * 10 > (u64)m->msize * 9;
+}
+
+/**
+ * twm_maintain_batch() - the device's upkeep before a batch of ids
+ * @m: the model
+ * @ids: ids the batch may add
+ *
+ * As tw_maintain(): a resize that the batch would overfill finished
+ * first, TW_EXPIRE_BATCH entries a step, while tw_index_finish_first()
+ * says so; the resize tw_index_want_size() asks for started; the batch's
+ * share migrated (tw_index_migrate_batch()).  Each answer of the core is
+ * checked against the model's.
+ */
+static void twm_maintain_batch(struct twm *m, unsigned long ids)
+{
+	unsigned long size;
+	bool first;
+
+	for (;;) {
+		first = tw_index_finish_first(&m->x, ids);
+		TWM_CHECK(m, first == twm_finish_first(m, ids),
+			  "finish_first(%lu) says %d with %lu ids in %lu slots%s",
+			  ids, first, m->nr_present, m->msize,
+			  m->mold ? ", resizing" : "");
+		if (!first)
+			break;
+		twm_trace(m, "  finish the resize first");
+		twm_migrate(m, TW_EXPIRE_BATCH);
+	}
+	size = tw_index_want_size(&m->x, ids);
+	twm_trace(m, "maintain batch %lu (want %lu)", ids, size);
+	TWM_CHECK(m, size == twm_want(m, ids),
+		  "want_size(%lu) %lu, expected %lu", ids, size,
+		  twm_want(m, ids));
+	if (size)
+		twm_start_resize(m, size);
+	twm_migrate_batch(m, ids);
 }
 
 /*
@@ -1563,7 +1696,7 @@ static void twm_cancel(struct twm *m, unsigned int i)
 	if (m->ids[i].state == TWM_ABSENT)
 		return;
 	e = twm_find_ent(m, i, "cancel");
-	twm_detach(m, i, e, TWM_BY_CANCEL);
+	twm_detach(m, i, e, TWM_BY_CANCEL, false);
 	TWM_CHECK(m, e->node == m->ids[i].node,
 		  "cancel of id %u: entry's node %p, model %p", i, e->node,
 		  m->ids[i].node);
@@ -1872,7 +2005,7 @@ static void twm_set(struct twm *m, unsigned int i, u64 d, unsigned int flags)
 			}
 			return;
 		}
-		twm_detach(m, i, e, TWM_BY_TOUCH);
+		twm_detach(m, i, e, TWM_BY_TOUCH, raw);
 	}
 	if (has) {
 		e->node->data = data;

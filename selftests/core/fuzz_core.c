@@ -211,7 +211,7 @@ static void op_bulk(enum op op)
 	nr = 1 + twm_u8(m) % 128;
 	i = twm_pick(m);
 	twm_trace(m, "%s %u from id %u stride %u", op_names[op], nr, i, stride);
-	twm_maintain(m, nr, (nr + 1) * 16);
+	twm_maintain_batch(m, nr);
 	twm_catch_up(m);
 	m->prng = seed;
 	m->prng_on = true;
