@@ -2,16 +2,16 @@
 /*
  * Contender "inproc": the module's wheel and index (kmod/twheel_core.c,
  * built with the user-space shims of tools/include) driven in this process
- * the way twheel_main.c drives them: chunks of 64 touches with one clock
- * read each, index lookup/insert, lazy deadline update (a later deadline of
- * an armed id is written to its index entry only; the wheel, which has the
- * index attached, picks it up when the node's slot comes due),
- * incremental index resizing, advance() in batches of 1024 nodes and a
- * drain of the ready queue that pops each event, looks its entry up,
- * removes it and frees the node.  A touch of a queued id discards its
- * event (tw_wheel_discard()) and re-arms the node it gets back.  Nodes
- * come from malloc(), the ready queue's sentinel too.  No lock, no system
- * call: the floor that the module's write()/read() are measured against.
+ * the way twheel_main.c drives them, with the core's batches and policies:
+ * chunks of TW_CHUNK touches with one clock read each, index lookup or
+ * insert, then tw_wheel_set() (a later deadline of an armed id is written
+ * to its index entry only; a touch of a queued id discards its event and
+ * re-arms the id), the index resized incrementally as the core's resize
+ * policy says, advance() in batches of TW_EXPIRE_BATCH nodes and a drain
+ * of the ready queue that pops each event, looks its entry up, removes it
+ * and frees the node.  Nodes come from malloc(), the ready queue's
+ * sentinel too.  No lock, no system call: the floor that the module's
+ * write()/read() are measured against.
  *
  * Compiled with -I tools/include -I kmod: no uapi header here.
  */
@@ -22,11 +22,6 @@
 
 #include "twheel_core.h"
 #include "bench.h"
-
-#define IP_CHUNK	64	/* touches per clock read, as TW_CHUNK */
-#define IP_ARM_CHUNK	16	/* as TW_ARM_CHUNK */
-#define IP_EXPIRE_BATCH	1024	/* as TW_EXPIRE_BATCH */
-#define IP_MIGRATE	16	/* index entries migrated per id of a batch */
 
 struct ip {
 	struct contender c;
@@ -69,19 +64,23 @@ static int ip_open(struct contender **cp, const struct copts *o)
 
 /*
  * Resize the index incrementally, as the module does once per batch of
- * @ids ids that may be added: a new table when tw_index_want_size() asks
- * for one, then (ids + 1) * 16 entries migrated; the old table is freed
- * when the last entry has left it.
+ * @ids ids that may be added (tw_maintain()), by the core's policy: a
+ * resize finished first if the batch needs it, a new table when
+ * tw_index_want_size() asks for one, then the batch's share migrated; the
+ * old table is freed when the last entry has left it.  Afterwards the
+ * index has room for the batch's ids.
  */
 static void ip_maintain(struct ip *p, unsigned long ids)
 {
-	unsigned long size = tw_index_want_size(&p->x, ids);
+	unsigned long size;
 
+	while (tw_index_finish_first(&p->x, ids))
+		free(tw_index_migrate(&p->x, TW_EXPIRE_BATCH));
+	size = tw_index_want_size(&p->x, ids);
 	if (size)
 		tw_index_start_resize(&p->x, xcalloc(size, sizeof(struct tw_ent)),
 				      size);
-	if (p->x.old)
-		free(tw_index_migrate(&p->x, (ids + 1) * IP_MIGRATE));
+	free(tw_index_migrate_batch(&p->x, ids));
 }
 
 /*
@@ -97,60 +96,26 @@ static void ip_settle(struct contender *c)
 }
 
 /*
- * Make room for a new id (tw_index_room()).  The batches' own maintenance
- * keeps room; this is the fallback.
+ * Set @id's deadline, creating it if absent: the module's tw_set().  The
+ * index has room for a new id: ip_maintain() made it for the batch.
  */
-static void ip_make_room(struct ip *p)
-{
-	while (!tw_index_room(&p->x)) {
-		if (p->x.old)
-			free(tw_index_migrate(&p->x, ~0UL));
-		else
-			ip_maintain(p, 1);
-	}
-}
-
-/* Set @id's deadline, creating it if absent: the module's tw_set(). */
 static int ip_set(struct ip *p, uint64_t id, uint64_t deadline, uint64_t now)
 {
 	struct tw_ent *e = tw_index_find(&p->x, id);
+	struct tw_node *n;
 
-	/*
-	 * The fast path: an armed id (its entry not TW_ENT_QUEUED) moved
-	 * later writes the entry's deadline, nothing else; the wheel reads
-	 * it when the node's slot comes due.
-	 */
-	if (e && !tw_ent_queued(e) && deadline >= tw_ent_deadline(e) &&
-	    deadline > now) {
-		e->deadline = deadline;
+	if (e) {
+		tw_wheel_set(&p->w, e, deadline, now);
 		return 0;
 	}
-	if (e) {
-		/*
-		 * Off the ready queue (the event is discarded: e->node
-		 * becomes another node, with the id and data) or off the
-		 * wheel; either way e->node is then on no list.
-		 */
-		if (tw_ent_queued(e))
-			tw_wheel_discard(&p->w, e);
-		else
-			tw_wheel_del(&p->w, e->node);
-	} else {
-		struct tw_node *n;
-
-		ip_make_room(p);
-		n = malloc(sizeof(*n));
-		if (!n)
-			return -12;	/* ENOMEM */
-		n->id = id;
-		n->data = 0;
-		e = tw_index_insert(&p->x, n, 0);
-	}
-	e->deadline = deadline;
-	if (deadline <= now)
-		tw_wheel_expire(&p->w, e, now);	/* e->node changes */
-	else
-		tw_wheel_add(&p->w, e->node, deadline);
+	if (!tw_index_room(&p->x))
+		return -ENOSPC;
+	n = malloc(sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->id = id;
+	n->data = 0;
+	tw_wheel_place(&p->w, tw_index_insert(&p->x, n, 0), deadline, now);
 	return 0;
 }
 
@@ -161,7 +126,7 @@ static int ip_arm_abs(struct contender *c, const uint64_t *ids,
 	size_t i = 0;
 
 	while (i < n) {
-		size_t k = n - i < IP_ARM_CHUNK ? n - i : IP_ARM_CHUNK, j;
+		size_t k = n - i < TW_ARM_CHUNK ? n - i : TW_ARM_CHUNK, j;
 		uint64_t now;
 
 		ip_maintain(p, k);
@@ -186,7 +151,7 @@ static int ip_touch(struct contender *c, const uint64_t *ids, size_t n,
 
 	(void)now_unused;
 	while (i < n) {
-		size_t k = n - i < IP_CHUNK ? n - i : IP_CHUNK, j;
+		size_t k = n - i < TW_CHUNK ? n - i : TW_CHUNK, j;
 		uint64_t now, deadline;
 
 		ip_maintain(p, k);
@@ -263,15 +228,14 @@ static int ip_wait(struct contender *c, uint64_t until, struct sink *s)
 			continue;
 		}
 		for (;;) {
-			unsigned int budget = IP_EXPIRE_BATCH;
+			unsigned int budget = TW_EXPIRE_BATCH;
 			uint64_t t0 = mono_ns(), held;
 			bool more = tw_wheel_advance(&p->w, t0, &budget);
 
 			held = mono_ns() - t0;
 			if (held > p->hold_max)
 				p->hold_max = held;
-			if (p->x.old)
-				free(tw_index_migrate(&p->x, IP_EXPIRE_BATCH));
+			free(tw_index_migrate(&p->x, TW_EXPIRE_BATCH));
 			if (!more)
 				break;
 		}
@@ -287,7 +251,7 @@ static void ip_close(struct contender *c)
 	struct tw_node *n;
 
 	/* every node is in the index, queued ones too, but the sentinel */
-	free(p->w.tail);
+	free(tw_wheel_sentinel(&p->w));
 	while ((n = tw_index_pop(&p->x, &pos)))
 		free(n);
 	free(p->x.old);
