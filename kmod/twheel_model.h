@@ -65,26 +65,29 @@
  *     ids included.
  *
  * The wheel and index are used as twheel_main.c does: the wheel is set up
- * with the index and a sentinel node; a touch finds the id's entry; a
- * later deadline of an armed id is written to the entry only (the wheel
- * picks it up when the node's slot comes due; the model's own reading of
- * tw_wheel_set()'s fast path); another deadline of an armed id is
- * tw_wheel_detach() (off its slot) and tw_wheel_place() (armed again, or
- * queued at once when already due); a touch of a queued id is
- * tw_wheel_detach() (the event discarded) and the node it leaves placed
- * the same way, data kept; a cancel detaches the same way, removes the
- * entry and frees the node; a read peeks at up to TWM_READ_CHUNK events
- * from w.head, then for each one delivered (all, or fewer as when the
- * copy faults) tw_wheel_pop(), a lookup of its entry only if an earlier
+ * with the index and a sentinel node; a touch finds the id's entry and
+ * moves it by tw_wheel_set() (TWM_EAGER: tw_wheel_move()): a later
+ * deadline of an armed id, not already due, is written to the entry only
+ * (the wheel picks it up when the node's slot comes due); another
+ * deadline is tw_wheel_detach() (an armed node off its slot, or a queued
+ * event discarded) and tw_wheel_place() of the node it leaves (armed
+ * again, or queued at once when already due), data kept; a new id is
+ * inserted and placed; a cancel detaches the same way, removes the entry
+ * and frees the node; a read peeks at up to TWM_READ_CHUNK events from
+ * w.head, then for each one delivered (all, or fewer as when the copy
+ * faults) tw_wheel_pop(), a lookup of its entry only if an earlier
  * removal shifted it, removal and free; before a batch of ids, a resize
  * is finished first while tw_index_finish_first() says so, the one
  * tw_index_want_size() asks for is started and the batch's share migrated
- * (tw_index_migrate_batch(): (ids + 1) * TW_MIGRATE entries).  What each
- * of these reports is checked against the model.  Plus the raw API the
- * core documents (TWM_RAW: tw_wheel_del() or tw_wheel_discard(), then
+ * (tw_index_migrate_batch(): (ids + 1) * TW_MIGRATE entries).  The model
+ * reads each policy itself, from its documentation: what the core reports
+ * (TW_SET_*, finish first or not, the size wanted, a table still wanted)
+ * and what it leaves are checked against that.  Plus the raw API the core
+ * documents (TWM_RAW: tw_wheel_del() or tw_wheel_discard(), then
  * tw_wheel_add(), and one of a deadline already due goes to the drain
- * list; resizes to any size that fits, whenever none is in progress, and
- * migrate steps of any size).
+ * list; a later deadline written to the entry even when due; resizes to
+ * any size that fits, whenever none is in progress, and migrate steps of
+ * any size).
  *
  * The program gives the model its memory, its way of failing and its
  * randomness: struct twm_hooks, and bytes from an input (the fuzzer's) or
@@ -994,6 +997,38 @@ static void twm_check_find(struct twm *m, unsigned int i)
 	}
 }
 
+/*
+ * tw_index_finish_first() as documented: a resize migrates, and the ids
+ * with the batch's would fill its new table past 9/10.
+ */
+static bool twm_finish_first(const struct twm *m, unsigned long ids)
+{
+	return m->mold && ((u64)m->nr_present + ids) * 10 > (u64)m->msize * 9;
+}
+
+/*
+ * tw_index_still_wanted() as documented, for a batch of @ids ids and
+ * tables of the size asked for and of either side of the 9/10 mark: taken
+ * iff a resize is wanted and the table holds the ids at no more than 9/10.
+ */
+static void twm_check_still_wanted(struct twm *m, unsigned long ids)
+{
+	u64 need = (u64)m->nr_present + ids;
+	unsigned long sizes[3], k;
+
+	sizes[0] = twm_want(m, ids);
+	sizes[1] = div64_u64(need * 10 + 8, 9);	/* the least that holds them */
+	sizes[2] = sizes[1] ? sizes[1] - 1 : 0;
+	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+		bool want = twm_want(m, ids) && need * 10 <= (u64)sizes[k] * 9;
+
+		TWM_CHECK(m, tw_index_still_wanted(&m->x, ids, sizes[k]) == want,
+			  "still_wanted(%lu, %lu) %d (nr %lu, size %lu%s)", ids,
+			  sizes[k], !want, m->nr_present, m->msize,
+			  m->mold ? ", resizing" : "");
+	}
+}
+
 static void twm_check_index(struct twm *m)
 {
 	static const unsigned long extras[] = { 0, 1, 16, 64, 129 };
@@ -1043,13 +1078,21 @@ static void twm_check_index(struct twm *m)
 			twm_check_find(m, i);
 		m->ids[i].touched = false;
 	}
-	for (k = 0; k < ARRAY_SIZE(extras); k++)
+	for (k = 0; k < ARRAY_SIZE(extras); k++) {
 		TWM_CHECK(m, tw_index_want_size(x, extras[k]) ==
 			  twm_want(m, extras[k]),
 			  "want_size(%lu) %lu, expected %lu (nr %lu, size %lu%s)",
 			  extras[k], tw_index_want_size(x, extras[k]),
 			  twm_want(m, extras[k]), m->nr_present, m->msize,
 			  m->mold ? ", resizing" : "");
+		TWM_CHECK(m, tw_index_finish_first(x, extras[k]) ==
+			  twm_finish_first(m, extras[k]),
+			  "finish_first(%lu) %d (nr %lu, size %lu%s)",
+			  extras[k], tw_index_finish_first(x, extras[k]),
+			  m->nr_present, m->msize,
+			  m->mold ? ", resizing" : "");
+		twm_check_still_wanted(m, extras[k]);
+	}
 }
 
 /**
@@ -1331,9 +1374,10 @@ static void twm_model_place(struct twm *m, unsigned int i, struct tw_ent *e,
 			  i, e->node, s, m->w.tail, m->rqn[m->rq_len],
 			  e->deadline);
 		TWM_CHECK(m, s->id == y->id && s->data == y->data &&
-			  s->expired == y->stamp,
-			  "expire of id %u: event of id %#llx data %#llx at %llu",
-			  i, s->id, s->data, s->expired);
+			  s->expired == y->stamp && m->w.nr_ready == m->rq_len,
+			  "expire of id %u: event of id %#llx data %#llx at %llu, nr_ready %lu (model %u)",
+			  i, s->id, s->data, s->expired, m->w.nr_ready,
+			  m->rq_len);
 		m->count[TWM_AT_ONCE]++;
 		return;
 	}
@@ -1348,6 +1392,11 @@ static void twm_model_place(struct twm *m, unsigned int i, struct tw_ent *e,
 		  "arm of id %u: entry's node %p (model %p), deadline word %#llx, nr_armed %lu (model %lu)",
 		  i, e->node, y->node, e->deadline, m->w.nr_armed,
 		  m->nr_armed);
+	TWM_CHECK(m, y->node->id == y->id && y->node->data == y->data &&
+		  m->w.nr_ready == m->rq_len && m->w.tail == m->rqn[m->rq_len],
+		  "arm of id %u: the node holds id %#llx data %#llx; nr_ready %lu (model %u), sentinel %p (model %p)",
+		  i, y->node->id, y->node->data, m->w.nr_ready, m->rq_len,
+		  m->w.tail, m->rqn[m->rq_len]);
 }
 
 /*
@@ -1563,15 +1612,6 @@ static void twm_maintain(struct twm *m, unsigned long extra,
 	if (size)
 		twm_start_resize(m, size);
 	twm_migrate(m, entries);
-}
-
-/*
- * tw_index_finish_first() as documented: a resize migrates, and the ids
- * with the batch's would fill its new table past 9/10.
- */
-static bool twm_finish_first(const struct twm *m, unsigned long ids)
-{
-	return m->mold && ((u64)m->nr_present + ids) * 10 > (u64)m->msize * 9;
 }
 
 /**
@@ -1947,6 +1987,25 @@ static u64 twm_gen_deadline(struct twm *m)
 	return d;
 }
 
+/*
+ * The model of tw_wheel_set()'s fast path: armed id @i's deadline @d in
+ * its entry @e alone, its node left in its slot.
+ */
+static void twm_model_later(struct twm *m, unsigned int i,
+			    const struct tw_ent *e, u64 d)
+{
+	struct twm_id *y = &m->ids[i];
+
+	y->deadline = d;
+	m->count[TWM_LAZY]++;
+	twm_trace(m, "  lazy");
+	TWM_CHECK(m, e->node == y->node && e->deadline == d &&
+		  m->w.nr_armed == m->nr_armed,
+		  "later of id %u: entry's node %p (model %p), deadline word %#llx, nr_armed %lu (model %lu)",
+		  i, e->node, y->node, e->deadline, m->w.nr_armed,
+		  m->nr_armed);
+}
+
 /**
  * twm_later() - move armed id @i's deadline later: its entry alone
  * @m: the model
@@ -1954,7 +2013,8 @@ static u64 twm_gen_deadline(struct twm *m)
  * @d: the deadline, no earlier than the id's; may be due
  *
  * The node stays where it is; the wheel finds the deadline when the
- * node's slot comes due.
+ * node's slot comes due.  Written by the model, as the raw API allows,
+ * also when @d is due (tw_wheel_set() takes the fast path only when not).
  */
 static void twm_later(struct twm *m, unsigned int i, u64 d)
 {
@@ -1965,9 +2025,43 @@ static void twm_later(struct twm *m, unsigned int i, u64 d)
 		  "model: later of id %u (%s, deadline %llu) to %llu", i,
 		  twm_state_name[y->state], y->deadline, d);
 	e->deadline = d;
-	y->deadline = d;
-	m->count[TWM_LAZY]++;
-	twm_trace(m, "  lazy");
+	twm_model_later(m, i, e, d);
+}
+
+/*
+ * Present id @i to deadline @d by the core's policy, as the device's
+ * tw_set(): tw_wheel_set(), or tw_wheel_move() when @eager.  The model
+ * reads the policy itself: the fast path for an armed id whose deadline
+ * moves later and not to a time already due (the entry alone); else the
+ * id detached (its event discarded, if queued) and placed (its event
+ * queued at once, if due).  What the core reports, and the entry, nodes
+ * and queue it leaves, are checked against that.
+ */
+static void twm_move(struct twm *m, unsigned int i, struct tw_ent *e, u64 d,
+		     bool eager)
+{
+	const struct twm_id *y = &m->ids[i];
+	bool lazy = !eager && y->state == TWM_ARMED && d >= y->deadline &&
+		    d > m->now;
+	unsigned int want = TW_SET_LAZY, did;
+
+	if (!lazy)
+		want = (y->state == TWM_QUEUED ? TW_SET_DISCARDED : 0) |
+		       (d <= m->now ? TW_SET_EXPIRED : 0);
+	if (eager)
+		did = tw_wheel_move(&m->w, e, d, m->now);
+	else
+		did = tw_wheel_set(&m->w, e, d, m->now);
+	TWM_CHECK(m, did == want,
+		  "%s of id %u (%s, deadline %llu) to %llu (now %llu) says %#x, expected %#x",
+		  eager ? "move" : "set", i, twm_state_name[y->state],
+		  y->deadline, d, m->now, did, want);
+	if (lazy) {
+		twm_model_later(m, i, e, d);
+		return;
+	}
+	twm_model_detach(m, i, TWM_BY_TOUCH);
+	twm_model_place(m, i, e, d, want & TW_SET_EXPIRED);
 }
 
 /**
@@ -1977,9 +2071,12 @@ static void twm_later(struct twm *m, unsigned int i, u64 d)
  * @d: the deadline, at most TWM_KMAX
  * @flags: TWM_RAW, TWM_EAGER or 0
  *
- * Created if absent; a later deadline of an armed id lazily (the entry
- * alone), unless @flags; else taken off the wheel or its event discarded,
- * and placed again.  The input decides whether new data comes with it.
+ * Created if absent and placed (tw_wheel_place()); else moved by
+ * tw_wheel_set() (a later deadline of an armed id lazily, the entry
+ * alone), or with TWM_EAGER by tw_wheel_move() (taken off the wheel or
+ * its event discarded, and placed again); with TWM_RAW through the
+ * primitives.  The input decides whether new data comes with it, written
+ * afterwards, as the device does, into the node that holds the id.
  */
 static void twm_set(struct twm *m, unsigned int i, u64 d, unsigned int flags)
 {
@@ -1993,26 +2090,20 @@ static void twm_set(struct twm *m, unsigned int i, u64 d, unsigned int flags)
 		  twm_state_name[y->state], has ? " with data" : "");
 	if (y->state == TWM_ABSENT) {
 		e = twm_create(m, i);
+		twm_place(m, i, e, d, raw);
+	} else if (raw) {
+		e = twm_find_ent(m, i, "set");
+		twm_detach(m, i, e, TWM_BY_TOUCH, true);
+		twm_place(m, i, e, d, true);
 	} else {
 		e = twm_find_ent(m, i, "set");
-		if (!flags && y->state == TWM_ARMED && d >= y->deadline &&
-		    d > m->now) {
-			twm_later(m, i, d);
-			if (has) {
-				e->node->data = data;
-				y->data = data;
-				m->count[TWM_DATA]++;
-			}
-			return;
-		}
-		twm_detach(m, i, e, TWM_BY_TOUCH, raw);
+		twm_move(m, i, e, d, flags & TWM_EAGER);
 	}
 	if (has) {
 		e->node->data = data;
 		y->data = data;
 		m->count[TWM_DATA]++;
 	}
-	twm_place(m, i, e, d, raw);
 }
 
 /*

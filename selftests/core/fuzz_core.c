@@ -6,11 +6,12 @@
  * every property it lists after every step.  The input picks each
  * operation and its arguments, byte by byte: touches and cancels of any
  * id, also aimed at queued ids at any position in the queue, through the
- * wheel even when due (TWM_RAW); reads, faulting ones included; advances
- * to now with budgets of any size; the clock's steps; catch-ups; resizes
- * of the index the way the device asks for them and to any size, and
- * migrate steps of any size; dumps; lookups; batches of touches or
- * cancels as a write() or CANCEL makes them; a flush to the end of time.
+ * wheel even when due (TWM_RAW); later deadlines written to the entry
+ * alone, even when due; reads, faulting ones included; advances to now
+ * with budgets of any size; the clock's steps; catch-ups; resizes of the
+ * index the way the device asks for them and to any size, and migrate
+ * steps of any size; dumps; lookups; batches of touches or cancels as a
+ * write() or CANCEL makes them; a flush to the end of time.
  * Start states built by scripts of operations save the input the bytes
  * to reach them.  Each input ends with everything expired, read and torn
  * down.
@@ -133,14 +134,15 @@ enum op {
 	OP_SET, OP_ADD_RAW, OP_CANCEL, OP_READ, OP_ADVANCE_FULL,
 	OP_ADVANCE_PARTIAL, OP_CATCH_UP, OP_TIME, OP_MAINTAIN, OP_RESIZE,
 	OP_MIGRATE, OP_DUMP_BEGIN, OP_DUMP_STEP, OP_FIND, OP_BULK_SET,
-	OP_BULK_CANCEL, OP_FLUSH, OP_TOUCH_QUEUED, OP_CANCEL_QUEUED, OP_NR
+	OP_BULK_CANCEL, OP_FLUSH, OP_TOUCH_QUEUED, OP_CANCEL_QUEUED, OP_LATER,
+	OP_NR
 };
 
 static const char *const op_names[] = {
 	"set", "add_raw", "cancel", "read", "advance_full", "advance_partial",
 	"catch_up", "time", "maintain", "resize", "migrate", "dump_begin",
 	"dump_step", "find", "bulk_set", "bulk_cancel", "flush", "touch_queued",
-	"cancel_queued",
+	"cancel_queued", "later",
 };
 
 /*
@@ -148,14 +150,14 @@ static const char *const op_names[] = {
  * keep their meaning when operations are added (the start scripts use
  * them).
  */
-static const unsigned char op_table[36] = {
+static const unsigned char op_table[37] = {
 	OP_SET, OP_SET, OP_SET, OP_SET, OP_SET, OP_ADD_RAW, OP_CANCEL, OP_CANCEL,
 	OP_READ, OP_READ, OP_ADVANCE_FULL, OP_ADVANCE_FULL, OP_ADVANCE_FULL,
 	OP_ADVANCE_PARTIAL, OP_ADVANCE_PARTIAL, OP_CATCH_UP, OP_TIME, OP_TIME,
 	OP_TIME, OP_TIME, OP_MAINTAIN, OP_MAINTAIN, OP_RESIZE, OP_MIGRATE,
 	OP_DUMP_BEGIN, OP_DUMP_STEP, OP_DUMP_STEP, OP_DUMP_STEP, OP_FIND,
 	OP_BULK_SET, OP_BULK_CANCEL, OP_FLUSH, OP_TOUCH_QUEUED, OP_TOUCH_QUEUED,
-	OP_CANCEL_QUEUED, OP_SET,
+	OP_CANCEL_QUEUED, OP_SET, OP_LATER,
 };
 
 static unsigned long migrate_count(void)
@@ -222,6 +224,22 @@ static void op_bulk(enum op op)
 			twm_cancel(m, i);
 	}
 	m->prng_on = false;
+}
+
+/*
+ * An armed id's deadline moved later in its entry alone, by the model, as
+ * the raw API allows even when the new deadline is due (tw_wheel_set()
+ * takes its fast path only when it is not).
+ */
+static void op_later(void)
+{
+	unsigned int i = twm_pick(m);
+	u64 d = twm_gen_deadline(m);
+
+	twm_trace(m, "later id %u (%s) to %llu", i,
+		  twm_state_name[m->ids[i].state], d);
+	if (m->ids[i].state == TWM_ARMED)
+		twm_later(m, i, max(d, m->ids[i].deadline));
 }
 
 /* A resize to any size that holds the ids, with room. */
@@ -301,6 +319,9 @@ static void run_op(void)
 		break;
 	case OP_FIND:
 		op_find();
+		break;
+	case OP_LATER:
+		op_later();
 		break;
 	case OP_BULK_SET:
 	case OP_BULK_CANCEL:
