@@ -118,6 +118,11 @@ enum opt_type {
  * One option: { "name", OPT_U64, &o->field, .min = 1, .max = 100 }, or
  * { "name", OPT_FLAG, .dst = &o->flag } (designated, for -Wextra).  A
  * table ends with an entry whose name is NULL; --help is implied.
+ *
+ * .def is the option's default written as on the command line ("30" for
+ * 30 seconds, "10,1500" for a pair): parse_opts() stores it, parsed and
+ * checked like a value given, before it reads argv.  Without .def the
+ * field keeps what the program put there (zero, usually).
  */
 struct opt {
 	const char *name;
@@ -126,6 +131,7 @@ struct opt {
 	uint64_t min, max;
 	double dmax;
 	int (*parse)(char *val, void *dst);
+	const char *def;
 };
 
 /* parse_opts() flags */
@@ -169,19 +175,33 @@ static inline void opt_set(const struct opt *op, char *val)
 	}
 }
 
+/* An option's .def, stored as if it were given (a copy: parse() may write to it). */
+static inline void opt_default(const struct opt *op)
+{
+	char val[64];
+
+	if (op->type == OPT_STRING) {
+		*(const char **)op->dst = op->def;
+		return;
+	}
+	snprintf(val, sizeof(val), "%s", op->def);
+	opt_set(op, val);
+}
+
 /*
- * Parse the options of argv by the table opts (the values checked and
- * stored as they come; a later one wins); --help and -h call
- * usage(stdout, 0).  Returns the index in argv of the first operand
- * (getopt_long() moves the operands after the options).
+ * Parse the options of argv by the table opts: first the defaults (.def),
+ * then argv's values, checked and stored as they come (a later one wins);
+ * --help and -h call usage(stdout, 0).  Returns the index in argv of the
+ * first operand (getopt_long() moves the operands after the options).
  */
 static inline int parse_opts(int argc, char **argv, const struct opt *opts, unsigned int flags)
 {
 	size_t n = 0;
 	int c, li;
 
-	while (opts[n].name)
-		n++;
+	for (; opts[n].name; n++)
+		if (opts[n].def)
+			opt_default(&opts[n]);
 
 	struct option lo[n + 2];
 

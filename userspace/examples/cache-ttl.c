@@ -336,18 +336,6 @@ static void usage(FILE *f, int status)
 "Exit status: 0 success, 1 check failed, 2 usage error.\n");
 }
 
-static void default_opts(struct opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->keys = 5000;
-	o->duration_ns = 4 * NSEC_PER_SEC;
-	o->ttl_min_ns = 10 * NSEC_PER_MSEC;
-	o->ttl_max_ns = 1500 * NSEC_PER_MSEC;
-	o->tick_ns = NSEC_PER_MSEC;
-	o->max_late_ns = 5000 * NSEC_PER_MSEC;
-	o->seed = 1;
-}
-
 /* --ttl-ms MIN,MAX: 0 < MIN <= MAX <= one day */
 static int parse_ttl_ms(char *val, void *dst)
 {
@@ -365,17 +353,18 @@ static void parse_args(int argc, char **argv, struct opts *o)
 {
 	const struct opt opts[] = {
 		{ "test", OPT_FLAG, .dst = &o->test },
-		{ "keys", OPT_U64, &o->keys, .min = 1, .max = 1000000 },
-		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 1, .max = UINT64_MAX },
-		{ "ttl-ms", OPT_CUSTOM, o, .parse = parse_ttl_ms },
-		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
-		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000 },
-		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
+		{ "keys", OPT_U64, &o->keys, .min = 1, .max = 1000000, .def = "5000" },
+		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 1, .max = UINT64_MAX,
+		  .def = "4" },
+		{ "ttl-ms", OPT_CUSTOM, o, .parse = parse_ttl_ms, .def = "10,1500" },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000, .def = "1" },
+		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000, .def = "5000" },
+		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX, .def = "1" },
 		{ "quiet", OPT_FLAG, .dst = &o->quiet },
 		{ NULL },
 	};
 
-	default_opts(o);
+	memset(o, 0, sizeof(*o));
 	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS);
 }
 

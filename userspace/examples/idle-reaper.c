@@ -85,18 +85,6 @@ static void usage(FILE *f, int status)
 "Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n");
 }
 
-static void default_opts(struct opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->conns = 2000;
-	o->timeout_ns = 30 * NSEC_PER_SEC;
-	o->tick_ns = 10 * NSEC_PER_MSEC;
-	o->slack_ns = 200 * NSEC_PER_MSEC;
-	o->max_late_ns = 5000 * NSEC_PER_MSEC;
-	o->seed = 1;
-	o->quiet_frac = 0.3;
-}
-
 /* Defaults that depend on other options, and the options' constraints. */
 static void check_opts(struct opts *o)
 {
@@ -114,22 +102,23 @@ static void check_opts(struct opts *o)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	const struct opt opts[] = {
-		{ "conns", OPT_U64, &o->conns, .min = 1, .max = 1000000 },
-		{ "timeout", OPT_SECONDS, &o->timeout_ns, .min = 10 * NSEC_PER_MSEC, .max = UINT64_MAX },
+		{ "conns", OPT_U64, &o->conns, .min = 1, .max = 1000000, .def = "2000" },
+		{ "timeout", OPT_SECONDS, &o->timeout_ns, .min = 10 * NSEC_PER_MSEC,
+		  .max = UINT64_MAX, .def = "30" },
 		{ "interval", OPT_SECONDS, &o->interval_ns, .min = NSEC_PER_MSEC, .max = UINT64_MAX },
-		{ "quiet-fraction", OPT_DOUBLE, &o->quiet_frac, .dmax = 1.0 },
+		{ "quiet-fraction", OPT_DOUBLE, &o->quiet_frac, .dmax = 1.0, .def = "0.3" },
 		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 1, .max = UINT64_MAX },
-		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
-		{ "slack-ms", OPT_MS, &o->slack_ns, .min = 0, .max = 3600000 },
-		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000 },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000, .def = "10" },
+		{ "slack-ms", OPT_MS, &o->slack_ns, .min = 0, .max = 3600000, .def = "200" },
+		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000, .def = "5000" },
 		{ "port", OPT_U64, &o->port, .min = 0, .max = 65535 },
-		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
+		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX, .def = "1" },
 		{ "serve", OPT_FLAG, .dst = &o->serve },
 		{ "quiet", OPT_FLAG, .dst = &o->quiet },
 		{ NULL },
 	};
 
-	default_opts(o);
+	memset(o, 0, sizeof(*o));
 	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS);
 	check_opts(o);
 }

@@ -100,19 +100,6 @@ static void usage(FILE *f, int status)
 "Exit status: 0 success (check/torture: verified), 1 failure, 2 usage error.\n");
 }
 
-static void default_opts(struct opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->window_ns = 86400 * NSEC_PER_SEC;
-	o->pay_fraction = 0.6;
-	o->rate = 20;
-	o->tick_ns = 10 * NSEC_PER_MSEC;
-	o->kills = 8;
-	o->kill_min_ns = 200 * NSEC_PER_MSEC;
-	o->kill_max_ns = 1500 * NSEC_PER_MSEC;
-	o->seed = mix64(real_ns() ^ (uint64_t)getpid());
-}
-
 /*
  * What follows the options, from argv[i]: COMMAND (and pay's order id);
  * --db is required.
@@ -156,21 +143,22 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	const struct opt opts[] = {
 		{ "db", OPT_STRING, .dst = &o->db },
 		{ "window", OPT_SECONDS, &o->window_ns, .min = 2 * NSEC_PER_MSEC,
-		  .max = 100ULL * 366 * 86400 * NSEC_PER_SEC },
-		{ "rate", OPT_DOUBLE, &o->rate, .dmax = 1e6 },
-		{ "pay-fraction", OPT_DOUBLE, &o->pay_fraction, .dmax = 1.0 },
+		  .max = 100ULL * 366 * 86400 * NSEC_PER_SEC, .def = "86400" },
+		{ "rate", OPT_DOUBLE, &o->rate, .dmax = 1e6, .def = "20" },
+		{ "pay-fraction", OPT_DOUBLE, &o->pay_fraction, .dmax = 1.0, .def = "0.6" },
 		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 0, .max = UINT64_MAX },
 		{ "drain", OPT_FLAG, .dst = &o->drain },
-		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
-		{ "kills", OPT_U64, &o->kills, .min = 0, .max = 10000 },
-		{ "kill-after", OPT_CUSTOM, o, .parse = parse_kill_after },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000, .def = "10" },
+		{ "kills", OPT_U64, &o->kills, .min = 0, .max = 10000, .def = "8" },
+		{ "kill-after", OPT_CUSTOM, o, .parse = parse_kill_after, .def = "0.2,1.5" },
 		{ "chaos", OPT_DOUBLE, &o->chaos, .dmax = 0.5 },
 		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
 		{ "quiet", OPT_FLAG, .dst = &o->quiet },
 		{ NULL },
 	};
 
-	default_opts(o);
+	memset(o, 0, sizeof(*o));
+	o->seed = mix64(real_ns() ^ (uint64_t)getpid());	/* --seed's default */
 	parse_command(argc, argv, parse_opts(argc, argv, opts, 0), o);
 }
 

@@ -108,21 +108,6 @@ static void usage(FILE *f, int status)
 "Exit status: 0 verified, 1 verification failed, 2 usage or setup error.\n");
 }
 
-static void default_opts(struct opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->users = 1000000;
-	o->timeout_ns = 30 * NSEC_PER_SEC;
-	o->away_ns = 300 * NSEC_PER_SEC;
-	o->tick_ns = 10 * NSEC_PER_MSEC;
-	o->slack_ns = 200 * NSEC_PER_MSEC;
-	o->max_late_ns = 5000 * NSEC_PER_MSEC;
-	o->batch = 8192;
-	o->seed = 1;
-	o->silent = 0.1;
-	o->idle = 0.1;
-}
-
 /* Defaults that depend on other options, and the options' constraints. */
 static void check_opts(struct opts *o)
 {
@@ -139,24 +124,26 @@ static void check_opts(struct opts *o)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	const struct opt opts[] = {
-		{ "users", OPT_U64, &o->users, .min = 1, .max = 1ULL << 32 },
-		{ "timeout", OPT_SECONDS, &o->timeout_ns, .min = 10 * NSEC_PER_MSEC, .max = UINT64_MAX },
-		{ "away", OPT_SECONDS, &o->away_ns, .min = 10 * NSEC_PER_MSEC, .max = UINT64_MAX },
+		{ "users", OPT_U64, &o->users, .min = 1, .max = 1ULL << 32, .def = "1000000" },
+		{ "timeout", OPT_SECONDS, &o->timeout_ns, .min = 10 * NSEC_PER_MSEC,
+		  .max = UINT64_MAX, .def = "30" },
+		{ "away", OPT_SECONDS, &o->away_ns, .min = 10 * NSEC_PER_MSEC, .max = UINT64_MAX,
+		  .def = "300" },
 		{ "interval", OPT_SECONDS, &o->interval_ns, .min = NSEC_PER_MSEC, .max = UINT64_MAX },
 		{ "login", OPT_SECONDS, &o->login_ns, .min = 0, .max = UINT64_MAX },
-		{ "silent-fraction", OPT_DOUBLE, &o->silent, .dmax = 1.0 },
-		{ "idle-fraction", OPT_DOUBLE, &o->idle, .dmax = 1.0 },
+		{ "silent-fraction", OPT_DOUBLE, &o->silent, .dmax = 1.0, .def = "0.1" },
+		{ "idle-fraction", OPT_DOUBLE, &o->idle, .dmax = 1.0, .def = "0.1" },
 		{ "duration", OPT_SECONDS, &o->duration_ns, .min = 1, .max = UINT64_MAX },
-		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000 },
-		{ "slack-ms", OPT_MS, &o->slack_ns, .min = 0, .max = 3600000 },
-		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000 },
-		{ "batch", OPT_U64, &o->batch, .min = 1, .max = 16384 },
-		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX },
+		{ "tick-ms", OPT_MS, &o->tick_ns, .min = 1, .max = 60000, .def = "10" },
+		{ "slack-ms", OPT_MS, &o->slack_ns, .min = 0, .max = 3600000, .def = "200" },
+		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000, .def = "5000" },
+		{ "batch", OPT_U64, &o->batch, .min = 1, .max = 16384, .def = "8192" },
+		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX, .def = "1" },
 		{ "quiet", OPT_FLAG, .dst = &o->quiet },
 		{ NULL },
 	};
 
-	default_opts(o);
+	memset(o, 0, sizeof(*o));
 	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS | OPTS_UNKNOWN_APART);
 	check_opts(o);
 }
