@@ -263,13 +263,11 @@ static size_t cache_expire(struct cache *c)
 	size_t total = 0;
 
 	for (;;) {
-		ssize_t n = twheel_read(c->wfd, ev, EV_BATCH);
+		ssize_t n = read_events(c->wfd, ev, EV_BATCH, "read wheel");
 		uint64_t now = mono_ns();
 
-		if (n == -EAGAIN || n == -EINTR)
+		if (!n)
 			return total;
-		if (n < 0)
-			die("%s: read wheel: %s", prog, twheel_strerror((int)n));
 		total += (size_t)n;
 		for (ssize_t k = 0; k < n; k++) {
 			uint32_t i = (uint32_t)ev[k].id, *link;

@@ -2,7 +2,8 @@
 /*
  * Small helpers shared by the twheel example programs: a hash for
  * deterministic per-id choices, allocation that dies on failure, opening a
- * wheel, the verification reports and their latency histogram.
+ * wheel and reading its events, the verification reports and their latency
+ * histogram.
  * Everything is static so that each example stays a single translation
  * unit plus libtwheel.
  *
@@ -84,6 +85,22 @@ static inline int open_wheel(uint64_t tick_ns, uint64_t timeout_ns)
 		die("%s: cannot open /dev/twheel: %s%s", prog, twheel_strerror(fd),
 		    fd == -ENOENT ? " (is the twheel module loaded?)" : "");
 	return fd;
+}
+
+/*
+ * Up to n events from a non-blocking wheel: how many were read, 0 if none
+ * is due (EAGAIN) or a signal came first (EINTR); dies on any other error,
+ * "PROG: WHAT: error".
+ */
+static inline ssize_t read_events(int fd, struct twheel_event *ev, size_t n, const char *what)
+{
+	ssize_t r = twheel_read(fd, ev, n);
+
+	if (r == -EAGAIN || r == -EINTR)
+		return 0;
+	if (r < 0)
+		die("%s: %s: %s", prog, what, twheel_strerror((int)r));
+	return r;
 }
 
 /* A check's verdict in the verification reports. */

@@ -293,13 +293,11 @@ static void on_expiry(struct server *s)
 	struct twheel_event ev[EV_BATCH];
 
 	for (;;) {
-		ssize_t n = twheel_read(s->wfd, ev, EV_BATCH);
+		ssize_t n = read_events(s->wfd, ev, EV_BATCH, "read wheel");
 		uint64_t now = mono_ns();
 
-		if (n == -EAGAIN || n == -EINTR)
+		if (!n)
 			return;
-		if (n < 0)
-			die("%s: read wheel: %s", prog, twheel_strerror((int)n));
 		for (ssize_t i = 0; i < n; i++) {
 			int fd = ID_FD(ev[i].id), r;
 			struct conn *c = (size_t)fd < s->nc ? &s->c[fd] : NULL;

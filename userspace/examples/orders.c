@@ -419,12 +419,10 @@ static int on_expiry(struct app *a)
 	struct arm_buf *again;
 	uint64_t ids[EV_BATCH], now;
 	size_t nc = 0;
-	ssize_t n = twheel_read(a->ofd, ev, EV_BATCH);
+	ssize_t n = read_events(a->ofd, ev, EV_BATCH, "read");
 
-	if (n == -EAGAIN || n == -EINTR)
+	if (!n)
 		return 0;
-	if (n < 0)
-		die("%s: read: %s", prog, twheel_strerror((int)n));
 	crash_point(a);			/* events read, nothing written */
 	again = xcalloc(1, sizeof(*again));
 	again->fd = a->ofd;
@@ -466,12 +464,10 @@ static int on_payment(struct app *a)
 	struct twheel_event ev[EV_BATCH];
 	uint64_t ids[EV_BATCH], now;
 	size_t np = 0;
-	ssize_t n = twheel_read(a->pfd, ev, EV_BATCH);
+	ssize_t n = read_events(a->pfd, ev, EV_BATCH, "read");
 
-	if (n == -EAGAIN || n == -EINTR)
+	if (!n)
 		return 0;
-	if (n < 0)
-		die("%s: read: %s", prog, twheel_strerror((int)n));
 	begin(a);
 	now = real_ns();
 	for (ssize_t i = 0; i < n; i++) {

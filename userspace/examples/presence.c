@@ -446,14 +446,12 @@ static uint64_t check_event(struct service *sv, const struct twheel_event *e,
 static void drain_offline(struct service *sv)
 {
 	for (int k = 0; k < 16; k++) {
-		ssize_t n = twheel_read(sv->off_fd, sv->ev, EV_BATCH);
+		ssize_t n = read_events(sv->off_fd, sv->ev, EV_BATCH, "read offline wheel");
 		uint64_t now = mono_ns();
 		size_t nc = 0;
 
-		if (n == -EAGAIN || n == -EINTR)
+		if (!n)
 			return;
-		if (n < 0)
-			die("%s: read offline wheel: %s", prog, twheel_strerror((int)n));
 		for (ssize_t i = 0; i < n; i++) {
 			const struct twheel_event *e = &sv->ev[i];
 			uint64_t u = e->id;
@@ -500,13 +498,11 @@ static int away_expected(uint64_t u)
 static void drain_away(struct service *sv)
 {
 	for (int k = 0; k < 16; k++) {
-		ssize_t n = twheel_read(sv->away_fd, sv->ev, EV_BATCH);
+		ssize_t n = read_events(sv->away_fd, sv->ev, EV_BATCH, "read away wheel");
 		uint64_t now = mono_ns();
 
-		if (n == -EAGAIN || n == -EINTR)
+		if (!n)
 			return;
-		if (n < 0)
-			die("%s: read away wheel: %s", prog, twheel_strerror((int)n));
 		for (ssize_t i = 0; i < n; i++) {
 			const struct twheel_event *e = &sv->ev[i];
 			uint64_t u = e->id;
