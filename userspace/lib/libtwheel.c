@@ -28,6 +28,16 @@ static int neg_errno(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
+/* An ioctl that reads or fills the struct at @arg: 0, -errno, or -EINVAL for NULL. */
+static int struct_ioctl(int fd, unsigned long req, const void *arg)
+{
+	if (!arg)
+		return -EINVAL;
+	if (ioctl(fd, req, arg) < 0)
+		return neg_errno();
+	return 0;
+}
+
 int twheel_open(const struct twheel_config *cfg, int flags)
 {
 	int fd, err;
@@ -52,20 +62,12 @@ int twheel_open(const struct twheel_config *cfg, int flags)
 
 int twheel_get_config(int fd, struct twheel_config *cfg)
 {
-	if (!cfg)
-		return -EINVAL;
-	if (ioctl(fd, TWHEEL_IOC_GET_CONFIG, cfg) < 0)
-		return neg_errno();
-	return 0;
+	return struct_ioctl(fd, TWHEEL_IOC_GET_CONFIG, cfg);
 }
 
 int twheel_set_config(int fd, const struct twheel_config *cfg)
 {
-	if (!cfg)
-		return -EINVAL;
-	if (ioctl(fd, TWHEEL_IOC_SET_CONFIG, cfg) < 0)
-		return neg_errno();
-	return 0;
+	return struct_ioctl(fd, TWHEEL_IOC_SET_CONFIG, cfg);
 }
 
 int twheel_now(int fd, uint64_t *now_ns)
@@ -172,11 +174,7 @@ int twheel_query(int fd, uint64_t id, struct twheel_query *q)
 
 int twheel_stats(int fd, struct twheel_stats *st)
 {
-	if (!st)
-		return -EINVAL;
-	if (ioctl(fd, TWHEEL_IOC_GET_STATS, st) < 0)
-		return neg_errno();
-	return 0;
+	return struct_ioctl(fd, TWHEEL_IOC_GET_STATS, st);
 }
 
 ssize_t twheel_read(int fd, struct twheel_event *ev, size_t n)
