@@ -181,6 +181,18 @@ def q(s):
     return "'" + s.replace("'", "''") + "'"
 
 
+def y_and_note(logy, note):
+    """Both plots' commands for a log y axis and for a note under the title."""
+    cmds = []
+    if logy:
+        cmds += ["set logscale y 10", "set format y '%.0s%c'"]
+    if note:
+        cmds += ["set tmargin 5", "set title offset 0,1",
+                 "set label 1 " + q(note) +
+                 " at screen 0.5, screen 0.915 center font ',9' noenhanced"]
+    return cmds
+
+
 def line_plot(path, title, xlabel, ylabel, series, workdir, logy=True,
               note=None):
     """series: [(label, color, [(x, med, lo, hi)...])]"""
@@ -197,12 +209,7 @@ def line_plot(path, title, xlabel, ylabel, series, workdir, logy=True,
         "set grid xtics ytics mytics",
         "set key below maxrows 4 width -2",
     ]
-    if logy:
-        cmds += ["set logscale y 10", "set format y '%.0s%c'"]
-    if note:
-        cmds += ["set tmargin 5", "set title offset 0,1",
-                 "set label 1 " + q(note) +
-                 " at screen 0.5, screen 0.915 center font ',9' noenhanced"]
+    cmds += y_and_note(logy, note)
     xs = sorted({p[0] for s in series for p in s[2]})
     cmds.append("set xrange [{}:{}]".format(xs[0] / 1.6, xs[-1] * 1.6))
     cmds.append("set xtics (" + ", ".join('"{}" {}'.format(nfmt(x), x)
@@ -245,12 +252,7 @@ def bar_plot(path, title, ylabel, groups, names, colors, workdir, logy=False,
         "set key below",
         "set yrange [{}:*]".format("*" if logy else "0"),
     ]
-    if logy:
-        cmds += ["set logscale y 10", "set format y '%.0s%c'"]
-    if note:
-        cmds += ["set tmargin 5", "set title offset 0,1",
-                 "set label 1 " + q(note) +
-                 " at screen 0.5, screen 0.915 center font ',9' noenhanced"]
+    cmds += y_and_note(logy, note)
     plots = []
     for i, name in enumerate(names):
         c = 2 + 3 * i
