@@ -120,6 +120,20 @@ static int child_status(pid_t pid)
 }
 
 /*
+ * @side(@arg) in a child (which enters the namespace unshare() prepared,
+ * if any); its status, see child_status().  Fails the test if fork() does.
+ */
+static int in_child(struct __test_metadata *_metadata, int (*side)(int), int arg)
+{
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(side(arg));
+	return child_status(pid);
+}
+
+/*
  * In the namespace, on @clk: an ABSTIME arm 200 ms ahead of the
  * namespace's now and a relative one of 100 ms; QUERY, the events'
  * deadline_ns and expired_ns, all on the namespace's clock.
@@ -159,15 +173,10 @@ static int ns_side(clockid_t clk)
 static void run_ns_side(struct __test_metadata *_metadata, long off_s,
 			clockid_t clk)
 {
-	pid_t pid;
 	int st;
 
 	NEW_TIMENS_OR_SKIP(off_s);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(ns_side(clk));
-	st = child_status(pid);
+	st = in_child(_metadata, ns_side, clk);
 	ASSERT_EQ(0, st) TH_LOG("check %d failed in the namespace (offset %ld s)",
 				st, off_s);
 }
@@ -240,27 +249,18 @@ TEST(dump_restore_across_namespaces)
 	struct twheel_batch b = { .ptr = (uintptr_t)&e, .count = 1 };
 	struct twheel_event ev;
 	int p[2], q[2], fd, st;
-	pid_t a, r;
 	uint64_t d;
 
 	ASSERT_EQ(0, pipe(p));
 	ASSERT_EQ(0, pipe(q));
 	NEW_TIMENS_OR_SKIP(OFFSET_S);
-	a = fork();
-	ASSERT_LE(0, a);
-	if (!a)
-		_exit(dump_side(p[1]));
-	st = child_status(a);
+	st = in_child(_metadata, dump_side, p[1]);
 	ASSERT_EQ(0, st) TH_LOG("dump side: check %d failed", st);
 	ASSERT_EQ((ssize_t)sizeof(e), read(p[0], &e, sizeof(e)));
 	ASSERT_EQ((ssize_t)sizeof(e), write(q[1], &e, sizeof(e)));
 
 	NEW_TIMENS_OR_SKIP(OFFSET_S);	/* another namespace, same clock */
-	r = fork();
-	ASSERT_LE(0, r);
-	if (!r)
-		_exit(restore_side(q[0]));
-	st = child_status(r);
+	st = in_child(_metadata, restore_side, q[0]);
 	ASSERT_EQ(0, st) TH_LOG("restore side: check %d failed", st);
 
 	/* here, in the host's namespace, the dumped deadline is far ahead */
