@@ -337,32 +337,20 @@ static void tw_settle(struct contender *c)
 	}
 }
 
-const struct contender_ops twheel_ops = {
-	.name = "twheel",
-	.open = tw_open,
-	.arm_abs = tw_arm_abs,
-	.touch = tw_touch,
-	.wait = tw_wait,
-	.close = tw_close,
-	.settle = tw_settle,
-};
+/*
+ * The three contenders on /dev/twheel arm, wait, close and settle the same
+ * way; they differ in how the fd is opened and how touches reach it.
+ */
+#define TW_OPS(_name, _open, _touch) {		\
+	.name = _name,				\
+	.open = _open,				\
+	.arm_abs = tw_arm_abs,			\
+	.touch = _touch,			\
+	.wait = tw_wait,			\
+	.close = tw_close,			\
+	.settle = tw_settle,			\
+}
 
-const struct contender_ops uring_ops = {
-	.name = "uring",
-	.open = tw_open_uring,
-	.arm_abs = tw_arm_abs,
-	.touch = tw_touch_uring,
-	.wait = tw_wait,
-	.close = tw_close,
-	.settle = tw_settle,
-};
-
-const struct contender_ops sqpoll_ops = {
-	.name = "sqpoll",
-	.open = tw_open_sqpoll,
-	.arm_abs = tw_arm_abs,
-	.touch = tw_touch_uring,
-	.wait = tw_wait,
-	.close = tw_close,
-	.settle = tw_settle,
-};
+const struct contender_ops twheel_ops = TW_OPS("twheel", tw_open, tw_touch);
+const struct contender_ops uring_ops = TW_OPS("uring", tw_open_uring, tw_touch_uring);
+const struct contender_ops sqpoll_ops = TW_OPS("sqpoll", tw_open_sqpoll, tw_touch_uring);
