@@ -9,22 +9,19 @@ set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-pass=0
-fail=0
-skip=0
+# shellcheck source=scripts/lib/tap.sh
+. scripts/lib/tap.sh
 
 summary() {
 	echo
-	echo "$pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
+	tap_summary
 	exit $?
 }
 
 echo "=== debug kernel (cached by fragments and linux-source version) ==="
 t0=$(date +%s)
 if ! dk=$(scripts/debug-kernel.sh); then
-	echo "not ok: the debug kernel does not build"
-	fail=$((fail + 1))
+	not_ok "the debug kernel builds"
 	summary
 fi
 echo "debug kernel: $dk ($(( $(date +%s) - t0 )) s; cold build took $(cat "$dk/.twheel-build-seconds" 2>/dev/null) s)"
@@ -40,16 +37,13 @@ cp -r Kbuild kmod uapi "$build/"
 make -C "$dk" M="$build" W=1 C=2 modules > "$build/build.log" 2>&1
 build_rc=$?
 if grep -E 'warning:|error:' "$build/build.log"; then
-	echo "not ok: warnings in the debug build of the module"
-	fail=$((fail + 1))
+	not_ok "debug build of the module (with the KUnit suite) is W=1 and sparse clean"
 else
-	echo "ok: debug build of the module (with the KUnit suite) is W=1 and sparse clean"
-	pass=$((pass + 1))
+	ok "debug build of the module (with the KUnit suite) is W=1 and sparse clean"
 fi
 if [ $build_rc -ne 0 ] || ! make -s -C selftests || ! make -s -C selftests m32 ||
 	! make -s -C userspace || ! make -s -C userspace/bench; then
-	echo "not ok: the module, selftests or user space do not build"
-	fail=$((fail + 1))
+	not_ok "the module, selftests and user space build"
 	summary
 fi
 
@@ -79,17 +73,6 @@ scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	-- env TWHEEL_SCALE_IDS=32768 TWHEEL_MODULE_CYCLES=25 TWHEEL_SLOW_KERNEL=1 \
 	selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?
-if [ -f "$out/guest-results" ]; then
-	read -r _ gp _ gf _ gs < "$out/guest-results"
-	pass=$((pass + gp))
-	fail=$((fail + gf))
-	skip=$((skip + gs))
-else
-	echo "not ok: the guest wrote no results"
-	fail=$((fail + 1))
-fi
-if [ $vm_rc -ne 0 ]; then
-	echo "not ok: the guest run failed (exit $vm_rc; see $out/console.log)"
-	fail=$((fail + 1))
-fi
+tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
+[ $vm_rc -eq 0 ] || not_ok "the guest run passes (vm.sh exit $vm_rc; see $out/console.log)"
 summary

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The whole test run behind `make check`: installs what is missing, then
 #   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
-#   2. host: the wheel algorithm in user space under ASan/UBSan (the KUnit
+#   2. host: the shell TAP library of the runners (scripts/test-tap.sh),
+#      the wheel algorithm in user space under ASan/UBSan (the KUnit
 #      suite of twheel_kunit.ko built as a program) and a fixed-length
 #      libFuzzer run of it against a model
 #   3. install paths: make install/uninstall, modinfo, DKMS
@@ -15,38 +16,29 @@ set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-pass=0
-fail=0
-skip=0
+# shellcheck source=scripts/lib/tap.sh
+. scripts/lib/tap.sh
 
 tier() {
 	echo
 	echo "=== $* ==="
 }
 
-# Counts from a "N passed, N failed" line in a file.
-add_counts() {
-	local line
-	line=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
-	if [ -z "$line" ]; then
-		fail=$((fail + 1))
-		return
-	fi
-	pass=$((pass + $(echo "$line" | awk '{print $1}')))
-	fail=$((fail + $(echo "$line" | awk '{print $3}')))
+# Adds the counts of the last "N passed, N failed[, N skipped]" line of a
+# tier's log (FILE), or a failure if it has none.
+add_counts() { # FILE NAME
+	tap_fold_summary "$1" || not_ok "$2 prints its summary line"
 }
 
 summary() {
 	echo
-	echo "$pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
+	tap_summary
 	exit $?
 }
 
 tier "dependencies"
 if ! scripts/deps.sh; then
-	echo "dependency installation failed"
-	fail=$((fail + 1))
+	not_ok "scripts/deps.sh installs the dependencies"
 	summary
 fi
 kimg=$(ls /boot/vmlinuz-6.1*-amd64 2>/dev/null | sort -V | tail -n 1)
@@ -59,7 +51,11 @@ trap 'rm -rf "$log"' EXIT
 
 tier "lint"
 scripts/lint.sh "$kdir" | tee "$log/lint"
-add_counts "$log/lint"
+add_counts "$log/lint" lint
+
+tier "host: the shell TAP library of the test runners, under each shell"
+scripts/test-tap.sh | tee "$log/tap"
+add_counts "$log/tap" test-tap.sh
 
 tier "host: wheel algorithm: its KUnit suite (user space, ASan/UBSan)"
 if make -s -C selftests/core kunit_core; then
@@ -70,32 +66,30 @@ if make -s -C selftests/core kunit_core; then
 		tee "$log/kunit"
 	rc=${PIPESTATUS[0]}
 	echo "# kunit_core ran $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-	add_counts "$log/kunit"
+	add_counts "$log/kunit" kunit_core
+	# its skips are on a line of their own, "# N skipped"
 	n=$(sed -n 's/^# \([0-9]*\) skipped$/\1/p' "$log/kunit" | tail -n 1)
-	skip=$((skip + ${n:-0}))
+	tap_add 0 0 "${n:-0}"
 	# all passed, yet a non-zero exit: e.g. a LeakSanitizer report
 	if [ "$rc" -ne 0 ] && grep -Eq '^# [0-9]+ passed, 0 failed$' "$log/kunit"; then
-		echo "not ok: kunit_core exited with $rc"
-		fail=$((fail + 1))
+		not_ok "kunit_core exited with $rc"
 	fi
 else
-	echo "not ok: selftests/core kunit_core does not build"
-	fail=$((fail + 1))
+	not_ok "selftests/core kunit_core builds"
 fi
 
 tier "host: differential fuzzer of the wheel algorithm (libFuzzer, fixed run)"
 make -s -C selftests/core fuzz-short 2>&1 | tail -n 20 | tee "$log/fuzz"
-add_counts "$log/fuzz"
+add_counts "$log/fuzz" fuzz-short
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"
-add_counts "$log/install"
+add_counts "$log/install" test-install.sh
 
 tier "guest: build"
 if ! make -s KDIR="$kdir" modules || ! make -s -C selftests || ! make -s -C selftests m32 ||
 	! make -s -C userspace || ! make -s -C userspace/bench; then
-	echo "not ok: module, selftests or user space do not build"
-	fail=$((fail + 1))
+	not_ok "module, selftests and user space build"
 	summary
 fi
 
@@ -104,17 +98,6 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check.XXXXXX)}
 scripts/vm.sh --kernel "$kimg" --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-1500}" \
 	-- selftests/run_guest.sh
 vm_rc=$?
-if [ -f "$out/guest-results" ]; then
-	read -r _ gp _ gf _ gs < "$out/guest-results"
-	pass=$((pass + gp))
-	fail=$((fail + gf))
-	skip=$((skip + gs))
-else
-	echo "not ok: the guest wrote no results"
-	fail=$((fail + 1))
-fi
-if [ $vm_rc -ne 0 ]; then
-	echo "not ok: the guest run failed (exit $vm_rc; see $out/console.log)"
-	fail=$((fail + 1))
-fi
+tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
+[ $vm_rc -eq 0 ] || not_ok "the guest run passes (vm.sh exit $vm_rc; see $out/console.log)"
 summary
