@@ -3,8 +3,9 @@
 # The reliability tier behind `make check-debug`: the module built against
 # the debug kernel (KASAN, UBSAN, lockdep, DEBUG_OBJECTS, kmemleak, fault
 # injection, KUnit; scripts/debug-kernel.sh, cached), booted under QEMU with
-# every guest suite of `make check` plus the KUnit results and a kmemleak
-# scan.  Ends with "N passed, N failed, N skipped"; non-zero on failure.
+# every guest suite of `make check` (scripts/guest.sh) plus the KUnit
+# results and a kmemleak scan.  Ends with "N passed, N failed, N skipped";
+# non-zero on failure.
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,7 +72,7 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	--mem 1536 --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-2700}" \
 	-- env TWHEEL_SCALE_IDS=32768 TWHEEL_MODULE_CYCLES=25 TWHEEL_SLOW_KERNEL=1 \
-	selftests/run_guest.sh "out/debug/src/kmod/twheel.ko"
+	scripts/guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
 [ $vm_rc -eq 0 ] || not_ok "the guest run passes (vm.sh exit $vm_rc; see $out/console.log)"

@@ -7,9 +7,9 @@
 #      suite of twheel_kunit.ko built as a program) and a fixed-length
 #      libFuzzer run of it against a model
 #   3. install paths: make install/uninstall, modinfo, DKMS
-#   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel:
-#      kselftests (64-bit and -m32), module lifecycle, slab baseline,
-#      dmesg scan
+#   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel
+#      (scripts/guest.sh): kselftests (64-bit and -m32), the user-space
+#      suites, module lifecycle, slab baseline, dmesg scan
 # and ends with one line "N passed, N failed, N skipped" summing every tier.
 # Exits non-zero on any failure.
 set -uo pipefail
@@ -96,7 +96,7 @@ fi
 tier "guest: QEMU ($kver, TCG)"
 out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check.XXXXXX)}
 scripts/vm.sh --kernel "$kimg" --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-1500}" \
-	-- selftests/run_guest.sh
+	-- scripts/guest.sh
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
 [ $vm_rc -eq 0 ] || not_ok "the guest run passes (vm.sh exit $vm_rc; see $out/console.log)"

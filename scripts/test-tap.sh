@@ -64,7 +64,7 @@ printf '%s\n' 'ok 1 nothing to see' '# Totals: pass:1' > "$work/none.log"
 printf '%s\n' 'pass 2 fail x skip 0' > "$work/bad-results"
 printf '%s\n' 'fail 2 pass 1 skip 0' > "$work/swapped-results"
 echo '# Totals: pass:3 fail:x xfail: skip:1x error:-1' > "$work/junk.tap"
-# A sub-suite, as the guest runner (selftests/run_guest.sh) runs them.
+# A sub-suite, as scripts/guest.sh runs them.
 cat > "$work/child.sh" << EOF
 . "$lib"
 ok one
@@ -144,8 +144,8 @@ cases() {
 }
 
 # The POSIX sh runners and libraries: the guest runs them with its /bin/sh.
-posix="scripts/lib/tap.sh scripts/test-tap.sh selftests/run_guest.sh
-	selftests/kunit.sh userspace/tests/run_guest.sh
+posix="scripts/guest.sh scripts/lib/tap.sh scripts/lib/kunit.sh
+	scripts/test-tap.sh selftests/run_tests.sh userspace/tests/run_guest.sh
 	userspace/examples/run_guest.sh userspace/bench/run_guest.sh
 	userspace/bench/run_guest_short.sh"
 

@@ -1,42 +1,39 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs inside the QEMU guest (scripts/vm.sh), as root, from the repo root:
-# loads the module (argument 1, default kmod/twheel.ko), runs the kselftests, checks the module lifecycle and
-# that the node slab returns to its baseline, unloads the module.  Writes
-# "pass N fail N skip N" to $TWHEEL_OUT/guest-results and exits non-zero on
-# any failure.
+# The guest's whole test run, what scripts/check.sh and
+# scripts/check-debug.sh hand to scripts/vm.sh.  Runs inside the QEMU
+# guest, as root, from the repository root:
+#
+#   scripts/guest.sh [MODULE]          MODULE: default kmod/twheel.ko
+#
+# It loads the module and runs the KUnit suite of twheel_kunit.ko if that
+# lies next to it (the debug kernel), checks that rmmod fails while an fd
+# is open, runs the module's kselftests, 64-bit and -m32
+# (selftests/run_tests.sh), the user-space suites (userspace/tests,
+# userspace/examples) and the benchmark's sanity run
+# (userspace/bench/run_guest_short.sh), folding their totals into ours,
+# then checks that the node slab is back at its baseline, that rmmod works
+# once every fd is closed, module load/unload churn and, where kmemleak
+# is (the debug kernel), that it reports no leak.  Writes
+# "pass N fail N skip N" to $TWHEEL_OUT/guest-results, ends with
+# "# guest: N passed, N failed[, N skipped]" and exits non-zero on any
+# failure.
+#
+# TWHEEL_MODULE_CYCLES: load/unload cycles of the churn (default 100).
 set -u
 
 out=${TWHEEL_OUT:-/tmp}
 ko=${1:-kmod/twheel.ko}
-pass=0
-fail=0
-skip=0
-n=0
-
-ok() {
-	n=$((n + 1))
-	pass=$((pass + 1))
-	echo "ok $n $*"
-}
-
-not_ok() {
-	n=$((n + 1))
-	fail=$((fail + 1))
-	echo "not ok $n $*"
-}
-
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
+lib=$(dirname "$0")/lib
+# shellcheck source=scripts/lib/tap.sh
+. "$lib/tap.sh"
+# shellcheck source=scripts/lib/kunit.sh
+. "$lib/kunit.sh"
 
 finish() {
-	echo "pass $pass fail $fail skip $skip" > "$out/guest-results"
-	echo "# guest: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
+	tap_results "$out/guest-results"
+	tap_summary guest
 	exit $?
 }
 
@@ -69,7 +66,6 @@ fi
 # KUnit suite of the wheel algorithm: its own module, twheel_kunit.ko,
 # built next to twheel.ko only for a kernel with KUnit (the debug
 # kernel); it runs at insmod and its results go away with rmmod.
-. selftests/kunit.sh
 : > "$out/kunit.ktap"
 kunit_ko=$(dirname "$ko")/twheel_kunit.ko
 if [ -f "$kunit_ko" ]; then
@@ -83,9 +79,7 @@ case $kres in
 	cat "$out/kunit.ktap"
 	kp=$(echo "$kres" | cut -d' ' -f2)
 	kf=$(echo "$kres" | cut -d' ' -f4)
-	pass=$((pass + kp))
-	fail=$((fail + kf))
-	n=$((n + kp + kf))
+	tap_add "$kp" "$kf" 0
 	echo "# kunit twheel_core: $kp passed, $kf failed"
 	;;
 esac
@@ -104,92 +98,35 @@ else
 	exec 3<&-
 fi
 
-# ksft BIN TAG: run one kselftest binary, add its totals to ours and keep
-# them in $out/TAG.totals (pass/fail/skip counts, for the -m32 comparison).
-ksft() {
-	"$1" > "$out/$2.tap" 2>&1
-	rc=$?
-	cat "$out/$2.tap"
-	totals=$(grep '^# Totals:' "$out/$2.tap" | tail -n 1)
-	if [ -z "$totals" ]; then
-		not_ok "$1 ran to completion (rc $rc, no totals line)"
-		echo "none" > "$out/$2.totals"
+# suite SCRIPT: run a sub-suite, which prints TAP and ends with
+# "# NAME: N passed, N failed[, N skipped]"; its output goes to the console
+# as it comes and to $out/SCRIPT.log ('/' as '_'), its totals into ours.
+suite() {
+	log=$out/$(echo "$1" | tr / _).log
+	if [ ! -x "$1" ]; then
+		not_ok "$1 is executable"
 		return
 	fi
-	echo "$totals" > "$out/$2.totals"
-	for kv in $(echo "$totals" | sed 's/^# Totals://'); do
-		k=${kv%%:*}
-		v=${kv#*:}
-		case $k in
-		pass | xfail) pass=$((pass + v)); n=$((n + v)) ;;
-		fail | xpass | error) fail=$((fail + v)); n=$((n + v)) ;;
-		skip) skip=$((skip + v)); n=$((n + v)) ;;
-		esac
-	done
-	if [ "$rc" -ne 0 ] && ! echo "$totals" | grep -Eq 'fail:[1-9]|error:[1-9]'; then
+	rm -f "$log.rc"
+	{
+		"$1" 2>&1
+		echo $? > "$log.rc"
+	} | tee "$log"
+	rc=$(cat "$log.rc" 2> /dev/null) || rc=unknown
+	f0=$tap_fail
+	if ! tap_fold_summary "$log"; then
+		not_ok "$1 ran to completion (rc $rc, no summary line)"
+	elif [ "$rc" != 0 ] && [ "$tap_fail" -eq "$f0" ]; then
 		not_ok "$1 exit status $rc"
 	fi
 }
 
-# The kselftests, TAP.
-for t in selftests/twheel_*_test; do
-	if [ ! -x "$t" ]; then
-		not_ok "$t is built"
-		continue
-	fi
-	ksft "$t" "$(basename "$t")"
-done
-
-# The same kselftests built with -m32 (make -C selftests m32), through the
-# kernel's compat paths: every suite must give the same totals.
-# The fault suite's kmemleak scan after its sweeps runs in the 64-bit
-# pass only (a scan takes 10-17 s on the debug kernel under TCG); the final
-# scan below covers the -m32 pass.
-if [ -d selftests/m32 ]; then
-	export TWHEEL_FAULT_KMEMLEAK=0
-	for t in selftests/twheel_*_test; do
-		b=$(basename "$t")
-		# liburing is 64-bit only on Debian (selftests/Makefile)
-		[ "$b" = twheel_uring_test ] && continue
-		if [ ! -x "selftests/m32/$b" ]; then
-			not_ok "selftests/m32/$b is built"
-			continue
-		fi
-		ksft "selftests/m32/$b" "m32-$b"
-		if [ "$(cat "$out/$b.totals")" = "$(cat "$out/m32-$b.totals")" ]; then
-			ok "-m32 $b: same totals as the 64-bit build"
-		else
-			not_ok "-m32 $b: same totals as the 64-bit build" \
-				"($(cat "$out/$b.totals") vs $(cat "$out/m32-$b.totals"))"
-		fi
-	done
-	unset TWHEEL_FAULT_KMEMLEAK
-fi
-
-# User-space suites (library, tools, examples) and the benchmark's short
-# sanity run, with the module loaded.  Each prints TAP lines and ends with
-# "# NAME: N passed, N failed".
-for t in userspace/tests/run_guest.sh userspace/examples/run_guest.sh \
-	userspace/bench/run_guest_short.sh; do
-	[ -x "$t" ] || continue
-	name=$(echo "$t" | tr / _)
-	"$t" > "$out/$name.log" 2>&1
-	rc=$?
-	cat "$out/$name.log"
-	line=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$out/$name.log" | tail -n 1)
-	if [ -z "$line" ]; then
-		not_ok "$t ran to completion (rc $rc, no summary line)"
-		continue
-	fi
-	p=${line%% passed*}
-	f=${line#*passed, }
-	f=${f%% failed*}
-	pass=$((pass + p))
-	fail=$((fail + f))
-	n=$((n + p + f))
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		not_ok "$t exit status $rc"
-	fi
+# The module's kselftests (64-bit, then -m32: the same totals), the
+# user-space suites (library, tools, examples) and the benchmark's short
+# sanity run, with the module loaded.
+for t in selftests/run_tests.sh userspace/tests/run_guest.sh \
+	userspace/examples/run_guest.sh userspace/bench/run_guest_short.sh; do
+	suite "$t"
 done
 
 # Every fd is closed: the node slab must be back at its baseline.

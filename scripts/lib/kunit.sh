@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# KUnit results in the guest, for run_guest.sh (source this file; POSIX sh).
+# KUnit results in the guest, for scripts/guest.sh (source this file; POSIX
+# sh).
 #
 # kunit_results SUITE
 #	Prints the KTAP results of the KUnit suite SUITE (e.g. twheel_core)
