@@ -6,8 +6,10 @@
 # unless /dev/twheel exists, raises the fd limits, runs every workload with
 # every contender side by side (contenders interleaved within each
 # repetition), appends JSON lines to $TWHEEL_OUT/bench.jsonl and the guest's
-# description to $TWHEEL_OUT/guest.json.  Exits non-zero if a run failed
-# or a correctness check (never early, exactly once) did not hold.
+# description to $TWHEEL_OUT/guest.json.  Ends with "# bench: N passed,
+# N failed" (a bench process each, scripts/lib/tap.sh); exits non-zero if a
+# run failed or a correctness check (never early, exactly once) did not
+# hold.
 #
 # Sizes and repetitions come from the environment (defaults in brackets):
 #   BENCH_REPS [3]            repetitions of everything below 4M ids
@@ -26,6 +28,8 @@
 #   BENCH_IDLE_S [5]          seconds per idle phase
 set -u
 
+# shellcheck source=scripts/lib/tap.sh
+. "$(dirname "$0")/../../scripts/lib/tap.sh"
 out=${TWHEEL_OUT:-/tmp}
 # scripts/bench.sh passes the host's BENCH_* variables in this file
 if [ -f "$out/bench.env" ]; then
@@ -50,24 +54,23 @@ rounds=${BENCH_ROUNDS:-8}
 rate=${BENCH_RATE:-200}
 window_ms=${BENCH_WINDOW_MS:-3000}
 idle_s=${BENCH_IDLE_S:-5}
-fails=0
-runs=0
 t0=$(cut -d ' ' -f 1 /proc/uptime)
 
 log() {
 	echo "bench: [$(awk -v t0="$t0" '{ printf "%6.1f", $1 - t0 }' /proc/uptime) s] $*"
 }
 
-# run DESCRIPTION COMMAND...: one bench process; its failure is counted
+# run DESCRIPTION COMMAND...: one bench process, counted as passed or
+# failed
 run() {
 	d=$1
 	shift
-	runs=$((runs + 1))
 	if "$@" -o "$res" 2> "$out/stderr.txt"; then
+		tap_add 1 0 0
 		log "done: $d"
 	else
-		fails=$((fails + 1))
 		log "FAILED (exit $?): $d"
+		tap_add 0 1 0
 		sed 's/^/bench:   /' "$out/stderr.txt" | head -n 20
 	fi
 	cat "$out/stderr.txt" >> "$out/bench-stderr.log"
@@ -115,8 +118,12 @@ while [ "$rep" -le "$reps" ]; do
 		pids="$pids $!"
 	done
 	for p in $pids; do
-		runs=$((runs + 1))
-		wait "$p" || { fails=$((fails + 1)); log "FAILED: an idle run"; }
+		if wait "$p"; then
+			tap_add 1 0 0
+		else
+			tap_add 0 1 0
+			log "FAILED: an idle run"
+		fi
 	done
 	cat "$out"/idle-*.jsonl >> "$res"
 	rm -f "$out"/idle-*.jsonl
@@ -213,6 +220,5 @@ else
 fi
 
 [ -n "$loaded" ] && rmmod twheel
-log "$runs runs, $fails failed; results in $res"
-echo "# bench: $((runs - fails)) passed, $fails failed"
-[ "$fails" -eq 0 ]
+log "$tap_n runs, $tap_fail failed; results in $res"
+tap_summary bench

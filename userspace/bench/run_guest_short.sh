@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The benchmark's sanity run (`scripts/bench.sh --short`, and `make check`
-# from its guest script): every workload with every contender at small
+# from its guest script, scripts/guest.sh): every workload with every contender at small
 # sizes, once, in well under a minute under TCG.  It asserts only what must
 # hold anywhere, a busy host and the debug kernel included: no event
 # early, every expected event delivered exactly once, no event from an
@@ -15,13 +15,16 @@
 # The global deltas are printed, not asserted.  It runs in the QEMU guest with the twheel
 # module ALREADY LOADED (it neither loads nor unloads it) and twheel_bench
 # already built (make -C userspace/bench).  Prints TAP and ends with
-# "# bench: N passed, N failed"; exits non-zero on any failure.  The JSON
-# lines go to $TWHEEL_OUT/bench-short.jsonl (default /tmp).
+# "# bench: N passed, N failed" (scripts/lib/tap.sh); exits non-zero on any
+# failure.  The JSON lines go to $TWHEEL_OUT/bench-short.jsonl (default
+# /tmp).
 #
 #   userspace/bench/run_guest_short.sh [-v]     -v: also print the JSON lines
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib/tap.sh
+. "$here/../../scripts/lib/tap.sh"
 bin=$here/twheel_bench
 out=${TWHEEL_OUT:-/tmp}
 res=$out/bench-short.jsonl
@@ -30,16 +33,9 @@ N=10000
 cs="scan timerfd twheel inproc"
 
 echo "TAP version 13"
-if [ ! -c /dev/twheel ]; then
-	echo "Bail out! /dev/twheel missing: load kmod/twheel.ko first"
-	echo "# bench: 0 passed, 1 failed"
-	exit 1
-fi
-if [ ! -x "$bin" ]; then
-	echo "Bail out! $bin not built: make -C userspace/bench"
-	echo "# bench: 0 passed, 1 failed"
-	exit 1
-fi
+[ -c /dev/twheel ] ||
+	tap_bail_out bench 1 "/dev/twheel missing: load kmod/twheel.ko first"
+[ -x "$bin" ] || tap_bail_out bench 1 "$bin not built: make -C userspace/bench"
 : > "$res"
 : > "$rcs"
 
@@ -81,7 +77,8 @@ for c in $cs; do
 	rm -f "$out/bench-short-idle-$c.jsonl"
 done
 
-# One awk pass: TAP lines from the exit statuses and the JSON lines.
+# One awk pass: TAP lines from the exit statuses and the JSON lines; the
+# summary counts them.
 awk -v N=$N -v errs="$rcs.err" '
 function num(l, k,   m) {	# value of a flat key, "" if absent
 	if (!match(l, "\"" k "\":\"?[^,\"}]*"))
@@ -240,9 +237,11 @@ END {
 	if (fail)
 		while ((getline l < errs) > 0)
 			print "# " l
-	print "# bench: " pass + 0 " passed, " fail + 0 " failed"
-	exit fail != 0
-}' "$rcs" "$res"
+}' "$rcs" "$res" > "$out/bench-short.tap"
 rc=$?
+cat "$out/bench-short.tap"
+tap_add "$(grep -c '^ok ' "$out/bench-short.tap")" \
+	"$(grep -c '^not ok ' "$out/bench-short.tap")" 0
+[ "$rc" -eq 0 ] || not_ok "the report of the runs (awk exit status $rc)"
 [ "${1:-}" = "-v" ] && sed 's/^/# /' "$res"
-exit $rc
+tap_summary bench

@@ -4,7 +4,8 @@
 # Tests of the example programs, run inside the QEMU guest with the twheel
 # module already loaded (this script neither loads nor unloads it) and the
 # programs already built (make -C userspace/examples).  Prints TAP and ends
-# with "# examples: N passed, N failed"; exits non-zero on any failure.
+# with "# examples: N passed, N failed" (scripts/lib/tap.sh); exits non-zero
+# on any failure.
 # About 1 minute under TCG.
 #
 #   userspace/examples/run_guest.sh [-v]      -v: show every program's output
@@ -18,29 +19,23 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib/tap.sh
+. "$here/../../scripts/lib/tap.sh"
 verbose=0
 [ "${1:-}" = "-v" ] && verbose=1
 
-n=0
-pass=0
-fail=0
 tmp=$(mktemp -d /tmp/twheel-examples.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
 echo "1..9"
 
-if [ ! -c /dev/twheel ]; then
-	echo "Bail out! /dev/twheel missing: load kmod/twheel.ko first"
-	echo "# examples: 0 passed, 9 failed"
-	exit 1
-fi
+# Without these, none of the 9 tests can run.
+[ -c /dev/twheel ] ||
+	tap_bail_out examples 9 "/dev/twheel missing: load kmod/twheel.ko first"
 for p in presence idle-reaper orders cache-ttl; do
-	if [ ! -x "$here/$p" ]; then
-		echo "Bail out! $here/$p not built: make -C userspace/examples"
-		echo "# examples: 0 passed, 9 failed"
-		exit 1
-	fi
+	[ -x "$here/$p" ] ||
+		tap_bail_out examples 9 "$here/$p not built: make -C userspace/examples"
 done
 # idle-reaper talks TCP over 127.0.0.1: the guest boots with lo down.
 if ! ip link show lo 2>/dev/null | grep -q 'UP'; then
@@ -58,42 +53,39 @@ fi
 # report NAME RC LOG: one TAP line; the log as comments (all of it on
 # failure or with -v, else the summary block starting at "verification").
 report() {
-	n=$((n + 1))
 	if [ "$2" -eq 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $n - $1"
+		ok "- $1"
 		if [ "$verbose" -eq 1 ]; then
 			sed 's/^/# /' "$3"
 		else
 			sed -n '/verification summary/,$p' "$3" | sed 's/^/# /'
 		fi
 	else
-		fail=$((fail + 1))
-		echo "not ok $n - $1 (exit status $2)"
+		not_ok "- $1 (exit status $2)"
 		tail -n 60 "$3" | sed 's/^/# /'
 	fi
 }
 
-# check NAME TIMEOUT CMD...: run CMD (killed after TIMEOUT s), report it.
-check() {
+# timed NAME TIMEOUT CMD...: run CMD (killed after TIMEOUT s), report it.
+timed() {
 	name=$1
 	limit=$2
 	shift 2
-	log=$tmp/$((n + 1)).log
+	log=$tmp/$((tap_n + 1)).log
 	timeout -s KILL "$limit" "$@" >"$log" 2>&1
 	report "$name" $? "$log"
 }
 
 # 1. presence: 100k users, 3 s offline, 6 s away; every user verified.
-check "presence: $users users, silent ones offline after 3 s, idle ones away after 6 s" 60 \
+timed "presence: $users users, silent ones offline after 3 s, idle ones away after 6 s" 60 \
 	"$here/presence" --users "$users" --timeout 3 --away 6 --duration 12 --quiet
 
 # 2. idle-reaper: 2000 TCP connections, some go quiet, closed after 3 s.
-check "idle-reaper: $conns connections, quiet ones closed after 3 s idle, active ones kept" 60 \
+timed "idle-reaper: $conns connections, quiet ones closed after 3 s idle, active ones kept" 60 \
 	"$here/idle-reaper" --conns "$conns" --timeout 3 --duration 9 --quiet
 
 # 3. orders: SIGKILLed at random points and restarted; nothing lost.
-check "orders: 8 SIGKILLs + chaos kills, restarts recover every unpaid order" 90 \
+timed "orders: 8 SIGKILLs + chaos kills, restarts recover every unpaid order" 90 \
 	"$here/orders" torture --db "$tmp/torture.db" --window 1 --rate 200 --kills 8 \
 	--chaos 0.002 --quiet
 
@@ -161,7 +153,7 @@ orders_pay >"$log" 2>&1
 report "orders: an external payment stands, the later expiry leaves it paid" $? "$log"
 
 # 6. cache-ttl: random workload against a model.
-check "cache-ttl: no key served after its TTL, every key expires through the wheel" 60 \
+timed "cache-ttl: no key served after its TTL, every key expires through the wheel" 60 \
 	"$here/cache-ttl" --test --keys 5000 --duration 4 --ttl-ms 10,1500
 
 # 7. cache-ttl: the command interface.  Every step has seconds to spare
@@ -223,5 +215,4 @@ log=$tmp/dmesg.log
 dmesg_check >"$log" 2>&1
 report "kernel log: no BUG/WARNING while the examples ran" $? "$log"
 
-echo "# examples: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_summary examples

@@ -3,7 +3,8 @@
 #
 # The user-space tests: libtwheel (tests/test_lib), the Python module
 # (tests/test_python.py), twheelctl and the man pages.  TAP on stdout, ending
-# with "# userspace: N passed, N failed"; exits non-zero on any failure.
+# with "# userspace: N passed, N failed[, N skipped]" (scripts/lib/tap.sh);
+# exits non-zero on any failure.
 #
 # Runs inside the QEMU guest (scripts/vm.sh) with the module ALREADY loaded
 # (it never runs insmod/rmmod), from any directory; everything must be built
@@ -17,6 +18,8 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 U=$(dirname "$here")
+# shellcheck source=scripts/lib/tap.sh
+. "$U/../scripts/lib/tap.sh"
 CTL=$U/twheelctl/twheelctl
 PY=${PYTHON:-python3}
 export PYTHONDONTWRITEBYTECODE=1
@@ -29,15 +32,7 @@ case "${1:-}" in
 *) echo "usage: $0 [--host]" >&2; exit 2 ;;
 esac
 
-n=0
-pass=0
-fail=0
-skip=0
 holder=
-
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n $*"; }
-not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
-skipped() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n $1 # SKIP $2"; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/twheel-userspace.XXXXXX") || exit 1
 
@@ -48,15 +43,10 @@ finish() {
 	fi
 	rm -rf "$work"
 	if [ -n "${TWHEEL_OUT:-}" ] && [ -d "$TWHEEL_OUT" ]; then
-		echo "pass $pass fail $fail skip $skip" > "$TWHEEL_OUT/userspace-results" 2>/dev/null
+		tap_results "$TWHEEL_OUT/userspace-results" 2>/dev/null
 	fi
-	echo "1..$n"
-	if [ "$skip" -gt 0 ]; then
-		echo "# userspace: $pass passed, $fail failed, $skip skipped"
-	else
-		echo "# userspace: $pass passed, $fail failed"
-	fi
-	[ "$fail" -eq 0 ]
+	echo "1..$tap_n"
+	tap_summary userspace
 	exit $?
 }
 
@@ -67,7 +57,7 @@ run_lines() { # LABEL CMD...
 	shift
 	"$@" > "$work/lines" 2>&1
 	rc=$?
-	f0=$fail
+	f0=$tap_fail
 	seen=0
 	while IFS= read -r line; do
 		case $line in
@@ -75,7 +65,7 @@ run_lines() { # LABEL CMD...
 		"FAIL "*) not_ok "${line#FAIL }"; seen=$((seen + 1)) ;;
 		"SKIP "*)
 			rest=${line#SKIP }
-			skipped "${rest%%: *}" "${rest#*: }"
+			skip "${rest%%: *}" "${rest#*: }"
 			seen=$((seen + 1))
 			;;
 		"#"*) echo "$line" ;;
@@ -84,7 +74,7 @@ run_lines() { # LABEL CMD...
 	done < "$work/lines"
 	if [ "$seen" -eq 0 ]; then
 		not_ok "$label ran (exit $rc, no result lines)"
-	elif [ "$rc" -ne 0 ] && [ "$fail" -eq "$f0" ]; then
+	elif [ "$rc" -ne 0 ] && [ "$tap_fail" -eq "$f0" ]; then
 		not_ok "$label exit status $rc"
 	fi
 }
@@ -140,7 +130,7 @@ run_lines test_lib "$U/tests/test_lib" "$work"
 if command -v "$PY" > /dev/null; then
 	run_lines test_python "$PY" "$U/tests/test_python.py"
 else
-	skipped "python tests" "no $PY"
+	skip "python tests" "no $PY"
 fi
 
 # -------------------------------------------------------------- twheelctl
@@ -303,7 +293,7 @@ if command -v groff > /dev/null; then
 		fi
 	done
 else
-	skipped "man pages" "no groff"
+	skip "man pages" "no groff"
 fi
 
 finish
