@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # Kernel-style checks of the module: checkpatch --strict, sparse C=2, W=1
 # and kernel-doc, all against Debian's 6.1 headers.  Prints one TAP line per
-# check and exits non-zero if any fails.
+# check, then "# lint: N passed, N failed", and exits non-zero if any fails.
 #
 # Usage: scripts/lint.sh [KDIR]
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
+# shellcheck source=scripts/lib/tap.sh
+. scripts/lib/tap.sh
 kdir=${1:-${KDIR:-$(ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sort -V | tail -n 1)}}
 [ -n "$kdir" ] || { echo "lint.sh: no 6.1 kernel headers (run scripts/deps.sh)" >&2; exit 1; }
 ksrc=$(scripts/ksrc.sh) || exit 1
@@ -17,17 +19,14 @@ src=(kmod/twheel_main.c kmod/twheel_core.c kmod/twheel_core.h kmod/twheel_kunit.
      uapi/linux/twheel.h)
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
-n=0
-failed=0
 
+# result DESC STATUS LOG: a TAP line; LOG as comments on failure
 result() {
-	n=$((n + 1))
 	if [ "$2" -eq 0 ]; then
-		echo "ok $n $1"
+		ok "$1"
 	else
-		echo "not ok $n $1"
+		not_ok "$1"
 		sed 's/^/#   /' "$3"
-		failed=$((failed + 1))
 	fi
 }
 
@@ -70,5 +69,4 @@ PY
 [ ! -s "$log/kdoc-missing" ]
 result "kernel-doc on every non-static function" $? "$log/kdoc-missing"
 
-echo "# lint: $((n - failed)) passed, $failed failed"
-[ $failed -eq 0 ]
+tap_summary lint

@@ -10,25 +10,23 @@ set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
+# shellcheck source=scripts/lib/tap.sh
+. scripts/lib/tap.sh
 kdir=${1:?usage: $0 KDIR}
 krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
 version=$(cat kmod/VERSION)
 stage=$(mktemp -d)
 log=$(mktemp)
 trap 'rm -rf "$stage" "$log"' EXIT
-n=0
-failed=0
 
-t() { # DESCRIPTION COMMAND...
+t() { # DESCRIPTION COMMAND...: a TAP line; the output's end on failure
 	local desc=$1
 	shift
-	n=$((n + 1))
 	if "$@" > "$log" 2>&1; then
-		echo "ok $n $desc"
+		ok "$desc"
 	else
-		echo "not ok $n $desc"
+		not_ok "$desc"
 		sed 's/^/#   /' "$log" | tail -n 20
-		failed=$((failed + 1))
 	fi
 }
 
@@ -89,5 +87,4 @@ t "dkms status shows twheel/$version installed for $krel" dkms_installed
 t "make dkms-uninstall (dkms remove --all)" make -s dkms-uninstall
 t "nothing of twheel left in DKMS or /lib/modules" dkms_gone
 
-echo "# install: $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary install
