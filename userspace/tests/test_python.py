@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
-"""unittest suite of the twheel Python module (userspace/python/twheel.py).
+"""unittest suite of the twheel Python package (userspace/python/twheel/).
 
 Run directly, it prints one line per test ("PASS name", "FAIL name: why",
 "SKIP name: why") for tests/run_guest.sh and exits 1 on any failure;
