@@ -20,9 +20,10 @@ OSError raised after some entries took effect carries their number in its
 ``done`` attribute (touch() returns the short count instead, like write()).
 """
 
+from __future__ import annotations
+
 import array
 import binascii
-import collections
 import errno
 import fcntl
 import os
@@ -31,6 +32,9 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
+from typing import (Any, Iterable, Iterator, NamedTuple, Optional, Tuple,
+                    TypeVar, Union)
 
 __all__ = [
     "Wheel", "Config", "Arm", "Query", "Stats", "Event", "SnapshotInfo",
@@ -70,7 +74,7 @@ _DUMP = struct.Struct("=QQQQ16x")        # 48
 _EVENT = struct.Struct("=QQQQ")          # 32
 
 
-def _ioc(direction, nr, size):
+def _ioc(direction: int, nr: int, size: int) -> int:
     return (direction << 30) | (size << 16) | (0xD7 << 8) | nr
 
 
@@ -83,43 +87,106 @@ TWHEEL_IOC_QUERY = _ioc(_W | _R, 0x04, _QUERY.size)
 TWHEEL_IOC_GET_STATS = _ioc(_R, 0x05, _STATS.size)
 TWHEEL_IOC_DUMP = _ioc(_W | _R, 0x06, _DUMP.size)
 
-Config = collections.namedtuple(
-    "Config", "tick_ns timeout_ns max_ids clockid flags")
-Arm = collections.namedtuple("Arm", "id timeout_ns data flags")
-Arm.__new__.__defaults__ = (0, 0, 0)
-Query = collections.namedtuple("Query", "id state deadline_ns data")
-Stats = collections.namedtuple(
-    "Stats", "armed pending touches arms cancels expirations delivered "
-    "timer_fires late_max_ns mem_bytes discarded reslots runs hold_max_ns")
-Event = collections.namedtuple("Event", "id data deadline_ns expired_ns")
-SnapshotInfo = collections.namedtuple(
-    "SnapshotInfo", "version flags clockid entry_size count saved_realtime_ns "
-    "tick_ns timeout_ns min_deadline_ns max_deadline_ns header_crc "
-    "entries_crc")
+
+class Config(NamedTuple):
+    """struct twheel_config: a wheel's configuration."""
+    tick_ns: int
+    timeout_ns: int
+    max_ids: int
+    clockid: int
+    flags: int
+
+
+class Arm(NamedTuple):
+    """struct twheel_arm: one entry of arm(), and of dump()."""
+    id: int
+    timeout_ns: int = 0
+    data: int = 0
+    flags: int = 0
+
+
+class Query(NamedTuple):
+    """struct twheel_query: what query() tells of an id."""
+    id: int
+    state: int
+    deadline_ns: int
+    data: int
+
+
+class Stats(NamedTuple):
+    """struct twheel_stats: the wheel's counters."""
+    armed: int
+    pending: int
+    touches: int
+    arms: int
+    cancels: int
+    expirations: int
+    delivered: int
+    timer_fires: int
+    late_max_ns: int
+    mem_bytes: int
+    discarded: int
+    reslots: int
+    runs: int
+    hold_max_ns: int
+
+
+class Event(NamedTuple):
+    """struct twheel_event: one expiry, as read() returns it."""
+    id: int
+    data: int
+    deadline_ns: int
+    expired_ns: int
+
+
+class SnapshotInfo(NamedTuple):
+    """What snapshot_check() finds in a snapshot file."""
+    version: int
+    flags: int
+    clockid: int
+    entry_size: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count()
+    saved_realtime_ns: int
+    tick_ns: int
+    timeout_ns: int
+    min_deadline_ns: int
+    max_deadline_ns: int
+    header_crc: int
+    entries_crc: int
+
+
+# What arm() takes as an entry: an Arm, a tuple (id[, timeout_ns[, data[,
+# flags]]]) or a mapping of Arm's field names.
+ArmEntry = Union[Arm, Tuple[int, ...], Mapping[str, int]]
+# A path for save(), restore() and snapshot_check().
+StrPath = Union[str, "os.PathLike[str]"]
+_Buf = TypeVar("_Buf", bytearray, "array.array[int]")
+_WheelT = TypeVar("_WheelT", bound="Wheel")
 
 _U64 = (1 << 64) - 1
 _ARM_BATCH = 256
 _DUMP_BATCH = 256
 
 
-def _oserror(code, detail=None, done=None):
+def _oserror(code: int, detail: Optional[str] = None,
+             done: Optional[int] = None) -> OSError:
     msg = os.strerror(code)
     if detail:
         msg = "%s: %s" % (msg, detail)
     e = OSError(code, msg)
     if done is not None:
-        e.done = done
+        setattr(e, "done", done)
     return e
 
 
-def _u64(v, what="value"):
-    v = int(v)
-    if not 0 <= v <= _U64:
-        raise _oserror(errno.EINVAL, "%s %d is not a u64" % (what, v))
-    return v
+def _u64(v: Any, what: str = "value") -> int:
+    n = int(v)
+    if not 0 <= n <= _U64:
+        raise _oserror(errno.EINVAL, "%s %d is not a u64" % (what, n))
+    return n
 
 
-def _ids_array(ids):
+def _ids_array(ids: Union[int, Iterable[int]]) -> array.array[int]:
     if isinstance(ids, int):
         ids = (ids,)
     a = array.array("Q")
@@ -128,9 +195,10 @@ def _ids_array(ids):
     return a
 
 
-def _addr(buf):
+def _addr(buf: array.array[int]) -> int:
     """Address of an array.array's storage (kept alive by the caller)."""
-    return buf.buffer_info()[0]
+    addr: int = buf.buffer_info()[0]
+    return addr
 
 
 # --------------------------------------------------------------- snapshots
@@ -148,14 +216,14 @@ _HDR = struct.Struct("<8sIIQIIQQQII")    # 64
 _ENTRY_SIZE = 24
 
 
-def _clock_pair(clockid):
+def _clock_pair(clockid: int) -> Tuple[int, int]:
     a = time.clock_gettime_ns(clockid)
     rt = time.clock_gettime_ns(time.CLOCK_REALTIME)
     b = time.clock_gettime_ns(clockid)
     return a + (b - a) // 2, rt
 
 
-def _convert(deadline, now_a, now_b):
+def _convert(deadline: int, now_a: int, now_b: int) -> int:
     """The instant deadline (on clock A) on clock B, clamped to [0, MAX];
     TWHEEL_DEADLINE_MAX ("never") stays TWHEEL_DEADLINE_MAX."""
     if deadline >= TWHEEL_DEADLINE_MAX:
@@ -164,7 +232,7 @@ def _convert(deadline, now_a, now_b):
     return 0 if v < 0 else min(v, TWHEEL_DEADLINE_MAX)
 
 
-def _le_words(data):
+def _le_words(data: bytes) -> array.array[int]:
     a = array.array("Q")
     a.frombytes(data)
     if sys.byteorder != "little":
@@ -172,7 +240,7 @@ def _le_words(data):
     return a
 
 
-def _load(path):
+def _load(path: StrPath) -> Tuple[SnapshotInfo, array.array[int]]:
     """Read and validate a snapshot: (SnapshotInfo, entry words)."""
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
@@ -180,7 +248,7 @@ def _load(path):
             raise _oserror(errno.EBADMSG, "%s: not a regular file" % path)
         data = f.read()
 
-    def bad(why):
+    def bad(why: str) -> OSError:
         return _oserror(errno.EBADMSG, "%s: %s" % (path, why))
 
     if len(data) < _HDR.size:
@@ -218,7 +286,7 @@ def _load(path):
     return info, words
 
 
-def snapshot_check(path):
+def snapshot_check(path: StrPath) -> SnapshotInfo:
     """Validate a snapshot file; return its SnapshotInfo.
 
     Raises OSError(EBADMSG) if it is corrupt or truncated (the message says
@@ -227,7 +295,7 @@ def snapshot_check(path):
     return _load(path)[0]
 
 
-def _write_atomic(path, blob):
+def _write_atomic(path: StrPath, blob: bytes) -> None:
     path = os.fspath(path)
     d, base = os.path.split(path)
     if not base:
@@ -267,9 +335,12 @@ class Wheel:
     timeout, 1048576 ids, CLOCK_MONOTONIC).
     """
 
-    def __init__(self, tick_ns=None, timeout_ns=None, max_ids=None,
-                 clockid=None, nonblock=False, cloexec=True, device=DEVICE,
-                 _fd=None, _closefd=True):
+    def __init__(self, tick_ns: Optional[int] = None,
+                 timeout_ns: Optional[int] = None,
+                 max_ids: Optional[int] = None, clockid: Optional[int] = None,
+                 nonblock: bool = False, cloexec: bool = True,
+                 device: StrPath = DEVICE, _fd: Optional[int] = None,
+                 _closefd: bool = True) -> None:
         if _fd is None:
             flags = os.O_RDWR | (os.O_NONBLOCK if nonblock else 0)
             if cloexec:
@@ -277,67 +348,68 @@ class Wheel:
             _fd = os.open(device, flags)
             if not cloexec:
                 os.set_inheritable(_fd, True)
-        self._fd = _fd
+        self._fd: Optional[int] = _fd
         self._closefd = _closefd
         try:
-            kw = dict(tick_ns=tick_ns, timeout_ns=timeout_ns,
-                      max_ids=max_ids, clockid=clockid)
-            kw = {k: v for k, v in kw.items() if v is not None}
+            given = dict(tick_ns=tick_ns, timeout_ns=timeout_ns,
+                         max_ids=max_ids, clockid=clockid)
+            kw = {k: v for k, v in given.items() if v is not None}
             if kw:
-                self.set_config(**kw)
+                self.set_config(None, **kw)
         except BaseException:
             self.close()
             raise
 
     @classmethod
-    def from_fd(cls, fd, closefd=True):
+    def from_fd(cls: type[_WheelT], fd: int, closefd: bool = True) -> _WheelT:
         """Wrap an existing twheel fd (inherited, received over SCM_RIGHTS)."""
         w = cls(_fd=fd, _closefd=closefd)
         w.get_config()      # ENOTTY if it is not a twheel fd
         return w
 
     # -- fd plumbing
-    def fileno(self):
+    def fileno(self) -> int:
         if self._fd is None:
             raise ValueError("I/O operation on a closed Wheel")
         return self._fd
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._fd is None
 
-    def close(self):
+    def close(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None and self._closefd:
             os.close(fd)
 
-    def __enter__(self):
+    def __enter__(self: _WheelT) -> _WheelT:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._fd is None:
             return "<twheel.Wheel closed>"
         return "<twheel.Wheel fd=%d>" % self._fd
 
-    def _ioctl(self, req, buf):
+    def _ioctl(self, req: int, buf: _Buf) -> _Buf:
         fcntl.ioctl(self.fileno(), req, buf, True)
         return buf
 
     # -- configuration
-    def get_config(self):
+    def get_config(self) -> Config:
         b = self._ioctl(TWHEEL_IOC_GET_CONFIG, bytearray(_CONFIG.size))
         return Config(*_CONFIG.unpack(b))
 
-    def set_config(self, config=None, **changes):
+    def set_config(self, config: Optional[Iterable[int]] = None,
+                   **changes: int) -> Config:
         """Replace the configuration: a Config, and/or fields to change.
 
         Fields not given keep their current values.  EINVAL for values
@@ -355,15 +427,21 @@ class Wheel:
         self._ioctl(TWHEEL_IOC_SET_CONFIG, b)
         return Config(*(int(v) for v in cur))
 
-    config = property(get_config, set_config,
-                      doc="The Config; assign a Config to replace it.")
+    @property
+    def config(self) -> Config:
+        """The Config; assign a Config to replace it."""
+        return self.get_config()
 
-    def now(self):
+    @config.setter
+    def config(self, config: Config) -> None:
+        self.set_config(config)
+
+    def now(self) -> int:
         """Current time on the wheel's clock, in ns."""
         return time.clock_gettime_ns(self.get_config().clockid)
 
     # -- ids
-    def touch(self, ids):
+    def touch(self, ids: Union[int, Iterable[int]]) -> int:
         """(Re-)arm ids at now + timeout_ns: the number that took effect.
 
         Like write(): if the first id fails the error is raised, if a later
@@ -384,7 +462,9 @@ class Wheel:
             done += n
         return done // 8
 
-    def arm(self, entries=None, id=None, timeout_ns=0, data=0, flags=0):
+    def arm(self, entries: Union[Iterable[ArmEntry], int, None] = None,
+            id: Optional[int] = None, timeout_ns: int = 0, data: int = 0,
+            flags: int = 0) -> int:
         """Arm ids: arm([(id, timeout_ns, data, flags), ...]) or
         arm(id=.., timeout_ns=.., data=.., flags=..).  Returns the count.
 
@@ -400,13 +480,11 @@ class Wheel:
             entries = [(entries, timeout_ns, data, flags)]
         items = []
         for e in entries:
-            if isinstance(e, dict):
-                e = Arm(**e)
-            e = tuple(e)
-            if not 1 <= len(e) <= 4:
-                raise TypeError("an arm entry is (id, timeout_ns, data, flags)")
-            e = e + (0,) * (4 - len(e))
-            items.append(e)
+            row = tuple(Arm(**e) if isinstance(e, Mapping) else e)
+            if not 1 <= len(row) <= 4:
+                raise TypeError(
+                    "an arm entry is (id, timeout_ns, data, flags)")
+            items.append(row + (0,) * (4 - len(row)))
         total = 0
         for start in range(0, len(items), 4096):
             chunk = items[start:start + 4096]
@@ -421,28 +499,30 @@ class Wheel:
             total += done
         return total
 
-    def _batch(self, req, buf, count, before):
+    def _batch(self, req: int, buf: array.array[int], count: int,
+               before: int) -> int:
         b = bytearray(_BATCH.pack(_addr(buf) if count else 0, count, 0, 0))
         try:
             self._ioctl(req, b)
         except OSError as e:
-            e.done = before + _BATCH.unpack(b)[2]
+            setattr(e, "done", before + _BATCH.unpack(b)[2])
             raise
-        return _BATCH.unpack(b)[2]
+        done: int = _BATCH.unpack(b)[2]
+        return done
 
-    def cancel(self, ids):
+    def cancel(self, ids: Union[int, Iterable[int]]) -> int:
         """Remove ids (armed or expired): the number that were present."""
         a = _ids_array(ids)
         return self._batch(TWHEEL_IOC_CANCEL, a, len(a), 0)
 
-    def query(self, id):
+    def query(self, id: int) -> Query:
         """Query(id, state, deadline_ns, data); OSError(ENOENT) if absent."""
         b = bytearray(_QUERY.pack(_u64(id, "id"), 0, 0, 0, 0))
         i, deadline, data, state, _ = _QUERY.unpack(
             self._ioctl(TWHEEL_IOC_QUERY, b))
         return Query(i, state, deadline, data)
 
-    def __contains__(self, id):
+    def __contains__(self, id: int) -> bool:
         try:
             self.query(id)
         except OSError as e:
@@ -451,12 +531,13 @@ class Wheel:
             raise
         return True
 
-    def stats(self):
+    def stats(self) -> Stats:
         return Stats(*_STATS.unpack(
             self._ioctl(TWHEEL_IOC_GET_STATS, bytearray(_STATS.size))))
 
     # -- events
-    def read(self, n=64, timeout=None):
+    def read(self, n: int = 64,
+             timeout: Optional[float] = None) -> list[Event]:
         """Up to n expired Events, oldest first.
 
         timeout None waits for at least one, 0 does not wait, a number
@@ -489,12 +570,12 @@ class Wheel:
             if end is not None and time.monotonic() >= end:
                 return []
 
-    def dump(self):
+    def dump(self) -> list[Arm]:
         """Every armed or expired id as Arm(id, deadline_ns, data,
         TWHEEL_ARM_ABSTIME): feed it to arm() to recreate the wheel."""
         return list(self.iter_dump())
 
-    def iter_dump(self, batch=_DUMP_BATCH):
+    def iter_dump(self, batch: int = _DUMP_BATCH) -> Iterator[Arm]:
         buf = array.array("B", bytes(batch * _ARM.size))
         cursor = 0
         while True:
@@ -508,7 +589,7 @@ class Wheel:
                 yield Arm(eid, t, data, flags)
 
     # -- snapshots
-    def save(self, path):
+    def save(self, path: StrPath) -> int:
         """Snapshot the wheel to path, atomically; returns the id count.
 
         Same format as twheel_save(3): deadlines against CLOCK_REALTIME.
@@ -536,7 +617,7 @@ class Wheel:
         _write_atomic(path, bytes(hdr) + body)
         return len(rows)
 
-    def restore(self, path):
+    def restore(self, path: StrPath) -> int:
         """Arm every id of a snapshot: the number restored.
 
         The file is validated before anything is armed (OSError(EBADMSG)
