@@ -187,8 +187,19 @@ def _u64(v: Any, what: str = "value") -> int:
 
 
 def _ids_array(ids: Union[int, Iterable[int]]) -> array.array[int]:
+    """ids as an array("Q"): an array("Q") as it is, else converted in C
+    (per id in Python only to name a bad id, or for ids that are not ints).
+    """
+    if isinstance(ids, array.array) and ids.typecode == "Q":
+        return ids
     if isinstance(ids, int):
         ids = (ids,)
+    elif not isinstance(ids, (list, tuple, range)):
+        ids = list(ids)
+    try:
+        return array.array("Q", ids)
+    except (OverflowError, TypeError):
+        pass
     a = array.array("Q")
     for i in ids:
         a.append(_u64(i, "id"))
