@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 """twheel: Python interface to /dev/twheel, the kernel timing wheel.
 
-Pure standard library (os, fcntl, struct, array, select, binascii); no C
-extension and no ctypes.  Each Wheel is one open() of /dev/twheel: an
-independent wheel of 64-bit ids.  See twheel(4) and libtwheel(3).
+Pure standard library (os, fcntl, struct, array, select, binascii, and
+asyncio when it is used); no C extension and no ctypes.  Each Wheel is one
+open() of /dev/twheel: an independent wheel of 64-bit ids.  See twheel(4)
+and libtwheel(3).
 
     import twheel
     with twheel.Wheel(timeout_ns=30 * twheel.SEC) as w:
@@ -12,6 +13,47 @@ independent wheel of 64-bit ids.  See twheel(4) and libtwheel(3).
         for ev in w.read(timeout=60):         # [Event(id, data, ...)]
             print(ev.id, ev.data)
         w.save("/var/lib/app/wheel.snap")     # same format as twheel_save(3)
+
+With asyncio, on any running loop (loop.add_reader; the fd is made
+O_NONBLOCK): aread() is the awaitable read(), events() an endless async
+iterator of Events, wait() waits for one without reading it.  They are
+cancellation-safe: a task cancelled while it waits (asyncio.timeout(),
+wait_for(), task.cancel()) has read nothing, so no event is lost, and
+several tasks may wait on one Wheel, each event going to one of them.
+
+    async def watch(w: twheel.Wheel) -> None:
+        async for ev in w.events():             # reads in batches
+            await mark_offline(ev.id)
+
+    async def serve(reader: asyncio.StreamReader) -> None:
+        with twheel.Wheel(timeout_ns=30 * twheel.SEC) as w:
+            watcher = asyncio.create_task(watch(w))
+            async for line in reader:           # a user id a line
+                w.touch(int(line))              # a plain call: no wait
+            watcher.cancel()
+
+    try:
+        async with asyncio.timeout(1):
+            evs = await w.aread(1024)           # 1 to 1024 events
+    except TimeoutError:
+        evs = []                                # and none was lost
+
+With selectors (or select/poll/epoll): a Wheel has fileno(); open it with
+nonblock=True and read(timeout=0) when it is readable.
+
+    sel = selectors.DefaultSelector()
+    w = twheel.Wheel(nonblock=True)
+    sel.register(w, selectors.EVENT_READ)
+    for key, _ in sel.select():
+        if key.fileobj is w:
+            for ev in w.read(1024, timeout=0):
+                ...
+
+The Wheel owns the loop's reader of its fd while a task waits: do not
+add_reader() that fd yourself.  A Wheel is used by one thread at a time
+(except that several threads' event loops may wait on it at once).
+
+The package is typed (py.typed); mypy --strict accepts it.
 
 Errors raise OSError with the errno of the failing call (ENOENT for an
 absent id, EEXIST for TWHEEL_ARM_NOREPLACE, ENOSPC at the cap, EBADMSG for
@@ -24,6 +66,7 @@ from __future__ import annotations
 
 import array
 import binascii
+import collections
 import errno
 import fcntl
 import os
@@ -33,8 +76,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from typing import (Any, Iterable, Iterator, NamedTuple, Optional, Tuple,
-                    TypeVar, Union)
+from typing import (TYPE_CHECKING, Any, AsyncIterator, Iterable, Iterator,
+                    NamedTuple, Optional, Tuple, TypeVar, Union)
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "Wheel", "Config", "Arm", "Query", "Stats", "Event", "SnapshotInfo",
@@ -206,6 +252,18 @@ def _ids_array(ids: Union[int, Iterable[int]]) -> array.array[int]:
     return a
 
 
+def _count(n: int, what: str) -> int:
+    n = int(n)
+    if n < 1:
+        raise _oserror(errno.EINVAL, "%s needs n >= 1" % what)
+    return n
+
+
+def _events(data: bytes) -> list[Event]:
+    return [Event(*_EVENT.unpack_from(data, off))
+            for off in range(0, len(data), _EVENT.size)]
+
+
 def _addr(buf: array.array[int]) -> int:
     """Address of an array.array's storage (kept alive by the caller)."""
     addr: int = buf.buffer_info()[0]
@@ -352,6 +410,14 @@ class Wheel:
                  nonblock: bool = False, cloexec: bool = True,
                  device: StrPath = DEVICE, _fd: Optional[int] = None,
                  _closefd: bool = True) -> None:
+        self._fd: Optional[int] = None
+        self._closefd = _closefd
+        # events read from the kernel that no caller has had yet: see _held
+        self._held: collections.deque[Event] = collections.deque()
+        # tasks waiting for the fd to be readable, per event loop
+        self._waiters: dict[asyncio.AbstractEventLoop,
+                            set[asyncio.Future[None]]] = {}
+        self._nonblock = nonblock and _fd is None   # O_NONBLOCK known set
         if _fd is None:
             flags = os.O_RDWR | (os.O_NONBLOCK if nonblock else 0)
             if cloexec:
@@ -359,8 +425,7 @@ class Wheel:
             _fd = os.open(device, flags)
             if not cloexec:
                 os.set_inheritable(_fd, True)
-        self._fd: Optional[int] = _fd
-        self._closefd = _closefd
+        self._fd = _fd
         try:
             given = dict(tick_ns=tick_ns, timeout_ns=timeout_ns,
                          max_ids=max_ids, clockid=clockid)
@@ -389,7 +454,13 @@ class Wheel:
         return self._fd is None
 
     def close(self) -> None:
+        """Close the fd.  Tasks waiting in wait(), aread() or events()
+        wake up and raise ValueError; held events (see events()) are
+        dropped, as the kernel drops the queued ones."""
         fd, self._fd = self._fd, None
+        self._held.clear()
+        if fd is not None:
+            self._wake_all(fd)
         if fd is not None and self._closefd:
             os.close(fd)
 
@@ -471,6 +542,8 @@ class Wheel:
             if n <= 0:
                 break
             done += n
+        if self._held:
+            self._discard_held(a[:done // 8])
         return done // 8
 
     def arm(self, entries: Union[Iterable[ArmEntry], int, None] = None,
@@ -496,18 +569,32 @@ class Wheel:
                 raise TypeError(
                     "an arm entry is (id, timeout_ns, data, flags)")
             items.append(row + (0,) * (4 - len(row)))
+        held = {e.id for e in self._held}
         total = 0
         for start in range(0, len(items), 4096):
             chunk = items[start:start + 4096]
             buf = array.array("B", bytes(len(chunk) * _ARM.size))
-            for i, (eid, t, d, f) in enumerate(chunk):
+            ids = array.array("Q")
+            for eid, t, d, f in chunk:
                 f = int(f)
                 if not 0 <= f <= 0xFFFFFFFF:
                     raise _oserror(errno.EINVAL, "flags", done=total)
-                _ARM.pack_into(buf, i * _ARM.size, _u64(eid, "id"),
+                eid = _u64(eid, "id")
+                if f & TWHEEL_ARM_NOREPLACE and eid in held:
+                    break       # an expired id, as far as callers know
+                _ARM.pack_into(buf, len(ids) * _ARM.size, eid,
                                _u64(t, "timeout_ns"), _u64(d, "data"), f, 0)
-            done = self._batch(TWHEEL_IOC_ARM, buf, len(chunk), total)
+                ids.append(eid)
+            try:
+                done = self._batch(TWHEEL_IOC_ARM, buf, len(ids), total)
+            except OSError as e:
+                self._discard_held(ids[:getattr(e, "done") - total])
+                raise
+            self._discard_held(ids[:done])
             total += done
+            if len(ids) < len(chunk):
+                raise _oserror(errno.EEXIST, "id %d" % chunk[len(ids)][0],
+                               done=total)
         return total
 
     def _batch(self, req: int, buf: array.array[int], count: int,
@@ -524,13 +611,22 @@ class Wheel:
     def cancel(self, ids: Union[int, Iterable[int]]) -> int:
         """Remove ids (armed or expired): the number that were present."""
         a = _ids_array(ids)
-        return self._batch(TWHEEL_IOC_CANCEL, a, len(a), 0)
+        done = self._batch(TWHEEL_IOC_CANCEL, a, len(a), 0)
+        return done + self._discard_held(a)
 
     def query(self, id: int) -> Query:
         """Query(id, state, deadline_ns, data); OSError(ENOENT) if absent."""
-        b = bytearray(_QUERY.pack(_u64(id, "id"), 0, 0, 0, 0))
-        i, deadline, data, state, _ = _QUERY.unpack(
-            self._ioctl(TWHEEL_IOC_QUERY, b))
+        want = _u64(id, "id")
+        b = bytearray(_QUERY.pack(want, 0, 0, 0, 0))
+        try:
+            self._ioctl(TWHEEL_IOC_QUERY, b)
+        except OSError as e:
+            for ev in self._held:
+                if e.errno == errno.ENOENT and ev.id == want:
+                    return Query(ev.id, TWHEEL_STATE_EXPIRED,
+                                 ev.deadline_ns, ev.data)
+            raise
+        i, deadline, data, state, _ = _QUERY.unpack(b)
         return Query(i, state, deadline, data)
 
     def __contains__(self, id: int) -> bool:
@@ -553,11 +649,12 @@ class Wheel:
 
         timeout None waits for at least one, 0 does not wait, a number
         waits at most that many seconds; [] when nothing came in time.
+        Held events (see events()) come first, without a system call.
         """
-        n = int(n)
-        if n < 1:
-            raise _oserror(errno.EINVAL, "read() needs n >= 1")
+        n = _count(n, "read()")
         fd = self.fileno()
+        if self._held:
+            return self._take_held(n)
         end = None if timeout is None else time.monotonic() + max(timeout, 0)
         p = select.poll()
         p.register(fd, select.POLLIN)
@@ -576,10 +673,156 @@ class Wheel:
                 except BlockingIOError:
                     data = b""       # another reader took them
                 if data:
-                    return [Event(*_EVENT.unpack_from(data, off))
-                            for off in range(0, len(data), _EVENT.size)]
+                    return _events(data)
             if end is not None and time.monotonic() >= end:
                 return []
+
+    # -- events, for asyncio
+    #
+    # A task waits for the fd to be readable (loop.add_reader, one per
+    # loop for all the tasks waiting on this Wheel) and only then reads,
+    # itself, with O_NONBLOCK, returning what it read before its next
+    # await.  A task cancelled while it waits has read nothing, so it
+    # cannot take events with it.  Tasks woken together each try a read;
+    # the ones that find the queue empty wait again.
+
+    async def wait(self) -> None:
+        """Wait until an event is queued; read nothing.
+
+        Another reader may still take the event first: a task that wants
+        events should call aread() or iterate events(), which wait and
+        read.  Cancellation-safe, like everything here.
+        """
+        self.fileno()
+        if not self._held:
+            await self._readable()
+
+    async def aread(self, n: int = 64) -> list[Event]:
+        """Up to n expired Events, oldest first, waiting for at least one.
+
+        The asyncio read(): it never blocks the loop, and a task cancelled
+        while it waits (asyncio.timeout(), wait_for(), task.cancel()) has
+        read nothing, so no event is lost:
+
+            try:
+                async with asyncio.timeout(5):
+                    events = await wheel.aread(1024)
+            except TimeoutError:
+                events = []     # and none were taken from the wheel
+        """
+        n = _count(n, "aread()")
+        fd = self._async_fd()
+        while True:
+            if self._held:
+                return self._take_held(n)
+            evs = self._read_nowait(fd, n)
+            if evs:
+                return evs
+            await self._readable()
+
+    async def events(self, batch: int = 64) -> AsyncIterator[Event]:
+        """Every expired Event as it comes: an endless async iterator.
+
+            async for ev in wheel.events():
+                await mark_offline(ev.id)
+
+        It reads up to batch events at a time and yields them one by one.
+        Those it has not yielded when the loop stops (a break, an
+        exception, a cancelled task) stay with the Wheel as "held"
+        events, still queued as far as its callers can tell: the next
+        read of any kind (read(), aread(), events()) returns them first;
+        touch(), arm() and cancel() of their ids discard them, as the
+        kernel discards a queued event; query() and dump() report them as
+        expired.  stats().pending does not count them.  Touches through
+        another fd of the same wheel cannot see them.  A loop left with
+        break leaves the iterator open until it is garbage-collected;
+        contextlib.aclosing(wheel.events()) closes it at once.
+        """
+        batch = _count(batch, "events()")
+        while True:
+            if not self._held:
+                # the fd again after each yield: the Wheel may be closed
+                evs = self._read_nowait(self._async_fd(), batch)
+                if not evs:
+                    await self._readable()
+                    continue
+                self._held.extend(evs)
+            yield self._held.popleft()
+
+    def _async_fd(self) -> int:
+        """The fd, made O_NONBLOCK (once) so that a read never blocks the
+        loop."""
+        fd = self.fileno()
+        if not self._nonblock:
+            os.set_blocking(fd, False)
+            self._nonblock = True
+        return fd
+
+    def _read_nowait(self, fd: int, n: int) -> list[Event]:
+        try:
+            return _events(os.read(fd, n * _EVENT.size))
+        except BlockingIOError:
+            return []
+
+    async def _readable(self) -> None:
+        """Return once the fd polls readable; ValueError if the Wheel was
+        closed meanwhile."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        fd = self.fileno()
+        waiters = self._waiters.get(loop)
+        if waiters is None:
+            loop.add_reader(fd, self._wake, loop, fd)
+            waiters = self._waiters[loop] = set()
+        fut = loop.create_future()
+        waiters.add(fut)
+        try:
+            await fut
+        finally:
+            waiters.discard(fut)
+            if not waiters and self._waiters.get(loop) is waiters:
+                del self._waiters[loop]
+                loop.remove_reader(fd)
+        self.fileno()
+
+    def _wake(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        """The reader callback: wake every task waiting on this loop."""
+        waiters = self._waiters.pop(loop, set())
+        loop.remove_reader(fd)
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    def _wake_all(self, fd: int) -> None:
+        for loop in list(self._waiters):
+            if loop.is_closed():
+                del self._waiters[loop]
+            else:
+                self._wake(loop, fd)
+
+    # -- held events (see events())
+    def _take_held(self, n: int) -> list[Event]:
+        evs: list[Event] = []
+        try:
+            while len(evs) < n:
+                evs.append(self._held.popleft())
+        except IndexError:      # taken by another thread
+            pass
+        return evs
+
+    def _discard_held(self, ids: array.array[int]) -> int:
+        """Drop the held events of ids: the number dropped."""
+        if not self._held:
+            return 0
+        hit = {e.id for e in self._held}.intersection(ids)
+        if not hit:
+            return 0
+        keep = [e for e in self._held if e.id not in hit]
+        dropped = len(self._held) - len(keep)
+        self._held.clear()
+        self._held.extend(keep)
+        return dropped
 
     def dump(self) -> list[Arm]:
         """Every armed or expired id as Arm(id, deadline_ns, data,
@@ -587,6 +830,9 @@ class Wheel:
         return list(self.iter_dump())
 
     def iter_dump(self, batch: int = _DUMP_BATCH) -> Iterator[Arm]:
+        """dump() one entry at a time; held events (see events()) last."""
+        held = list(self._held)
+        seen = set()
         buf = array.array("B", bytes(batch * _ARM.size))
         cursor = 0
         while True:
@@ -594,10 +840,15 @@ class Wheel:
             self._ioctl(TWHEEL_IOC_DUMP, d)
             _, _, done, cursor = _DUMP.unpack(d)
             if not done:
-                return
+                break
             for i in range(done):
                 eid, t, data, flags, _ = _ARM.unpack_from(buf, i * _ARM.size)
+                if held:
+                    seen.add(eid)
                 yield Arm(eid, t, data, flags)
+        for ev in held:
+            if ev.id not in seen:
+                yield Arm(ev.id, ev.deadline_ns, ev.data, TWHEEL_ARM_ABSTIME)
 
     # -- snapshots
     def save(self, path: StrPath) -> int:
