@@ -6,29 +6,41 @@ Run directly, it prints one line per test ("PASS name", "FAIL name: why",
 "SKIP name: why") for tests/run_guest.sh and exits 1 on any failure;
 `python3 -m unittest` works too.
 
-Two kinds of tests:
+Three kinds of tests:
  - Stand-in: a twheel.Wheel over one end of a Unix socketpair, the test
    writing 32-byte event records into the other end.  The waiting,
    cancellation and held-event code is the package's own; only the
    kernel is missing.  These run anywhere.
  - Device: the same against /dev/twheel (skip without it).
+ - The example userspace/python/examples/presence_async.py: against a
+   user-space model of the wheel (a thread behind a socketpair) here,
+   and at 100,000 users (TWHEEL_PRESENCE_USERS; 4,000 on a debug kernel,
+   as examples/run_guest.sh) on /dev/twheel.
 """
 
 import asyncio
 import errno
+import heapq
+import io
 import os
+import select
 import selectors
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.join(HERE, "..", "python")
+EXAMPLE = os.path.join(PYDIR, "examples", "presence_async.py")
 sys.path.insert(0, PYDIR)
+sys.path.insert(0, os.path.dirname(EXAMPLE))
 import twheel  # noqa: E402
+import presence_async  # noqa: E402
 from test_python import HAVE_DEV, LineResult  # noqa: E402
 
 SEC = twheel.SEC
@@ -454,6 +466,127 @@ class TestDevice(unittest.TestCase):
             ready = sel.select(timeout=10)
             self.assertEqual([k.fileobj for k, _ in ready], [w])
             self.assertEqual([e.id for e in w.read(timeout=0)], [3])
+
+
+class ModelWheel(twheel.Wheel):
+    """A user-space model of /dev/twheel for the example: the package's
+    Wheel over a socketpair, and a thread at the other end that arms each
+    id written at now + timeout (less early_ns, to fake a broken wheel)
+    and writes back an event record when it expires.  No ioctls: stats()
+    is all zeros."""
+
+    early_ns = 0
+
+    def __init__(self, tick_ns, timeout_ns, max_ids, nonblock):
+        a, self._dev = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        super().__init__(_fd=a.detach())
+        os.set_blocking(self.fileno(), not nonblock)
+        self._timeout = timeout_ns - self.early_ns
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        try:
+            self._expire()
+        except OSError:
+            pass                # the Wheel was closed
+
+    def _expire(self):
+        deadline, heap, rest = {}, [], b""
+        dev = self._dev
+        wait = 0.0
+        while True:
+            # every touch written so far first, as write() applies them
+            if select.select([dev], [], [], wait)[0]:
+                data = dev.recv(1 << 16)
+                if not data:
+                    return
+                now = time.monotonic_ns()
+                data, rest = rest + data, b""
+                if len(data) % 8:
+                    data, rest = data[:-(len(data) % 8)], \
+                        data[-(len(data) % 8):]
+                for i in struct.unpack("=%dQ" % (len(data) // 8), data):
+                    deadline[i] = now + self._timeout
+                    heapq.heappush(heap, (deadline[i], i))
+                wait = 0.0
+                continue
+            now = time.monotonic_ns()
+            while heap and heap[0][0] <= now:
+                d, i = heapq.heappop(heap)
+                if deadline.get(i) == d:
+                    del deadline[i]
+                    dev.sendall(EVENT.pack(i, 0, d, now))
+            wait = (heap[0][0] - now) / SEC if heap else 1.0
+
+    def stats(self):
+        return twheel.Stats(*(0,) * len(twheel.Stats._fields))
+
+    def close(self):
+        super().close()
+        if getattr(self, "_dev", None):
+            self._dev.shutdown(socket.SHUT_WR)
+            self._thread.join(5)
+            self._dev.close()
+            self._dev = None
+
+
+class EarlyModelWheel(ModelWheel):
+    early_ns = 300 * MS
+
+
+def slow_kernel():
+    return (os.environ.get("TWHEEL_SLOW_KERNEL") == "1" or
+            os.path.exists("/sys/kernel/debug/kmemleak"))
+
+
+class TestPresenceExample(unittest.TestCase):
+    ARGS = ["--users", "2000", "--timeout", "0.6", "--interval", "0.2",
+            "--duration", "3", "--tick-ms", "1", "--quiet"]
+
+    def run_model(self, model):
+        out = io.StringIO()
+        with unittest.mock.patch.object(presence_async.twheel, "Wheel",
+                                        model), \
+                unittest.mock.patch("sys.stdout", out):
+            rc = presence_async.main(self.ARGS)
+        return rc, out.getvalue()
+
+    def test_model(self):
+        rc, out = self.run_model(ModelWheel)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("presence_async: VERIFIED", out)
+        self.assertRegex(out, r"went offline, 0 missing, 0 twice")
+
+    def test_model_early_fails(self):
+        rc, out = self.run_model(EarlyModelWheel)
+        self.assertEqual(rc, 1, out)
+        self.assertRegex(out, r"never early .*\[FAILED\]")
+
+    def test_usage(self):
+        for args in (["--users", "0"], ["--timeout", "1", "--interval",
+                                        "0.9"], ["--bogus"],
+                     ["--silent-fraction", "2"]):
+            r = subprocess.run([sys.executable, EXAMPLE] + args,
+                               capture_output=True, text=True,
+                               env=dict(os.environ, PYTHONPATH=PYDIR))
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn("usage:", r.stderr)
+
+    @need_dev
+    def test_device(self):
+        users = os.environ.get("TWHEEL_PRESENCE_USERS",
+                               "4000" if slow_kernel() else "100000")
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, EXAMPLE, "--users", users,
+                            "--timeout", "3", "--duration", "12", "--quiet"],
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=PYDIR))
+        for line in r.stdout.splitlines():
+            print("# " + line)
+        print("# presence_async ran %.1f s" % (time.monotonic() - t0))
+        self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr)
+        self.assertIn("presence_async: VERIFIED", r.stdout)
 
 
 def main():
