@@ -462,15 +462,17 @@ class LineResult(unittest.TestResult):
         self._say("FAIL", test, "unexpected success")
 
 
-def main():
+def main(module=None, label="test_python"):
+    """Run a module's tests (this one's by default) with PASS/FAIL/SKIP
+    lines and a summary: the exit status."""
     suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
+        module or sys.modules[__name__])
     result = LineResult()
     suite.run(result)
     bad = len(result.failures) + len(result.errors) + \
         len(result.unexpectedSuccesses)
-    print("# test_python: %d passed, %d failed, %d skipped" % (
-        result.testsRun - bad - len(result.skipped), bad,
+    print("# %s: %d passed, %d failed, %d skipped" % (
+        label, result.testsRun - bad - len(result.skipped), bad,
         len(result.skipped)))
     return 1 if bad else 0
 

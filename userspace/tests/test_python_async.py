@@ -41,8 +41,9 @@ sys.path.insert(0, PYDIR)
 sys.path.insert(0, os.path.dirname(EXAMPLE))
 import twheel  # noqa: E402
 import presence_async  # noqa: E402
-from test_python import HAVE_DEV, LineResult  # noqa: E402
+import test_python  # noqa: E402
 
+HAVE_DEV = test_python.HAVE_DEV
 SEC = twheel.SEC
 MS = twheel.MS
 EVENT = struct.Struct("=QQQQ")
@@ -589,18 +590,5 @@ class TestPresenceExample(unittest.TestCase):
         self.assertIn("presence_async: VERIFIED", r.stdout)
 
 
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    result = LineResult()
-    suite.run(result)
-    bad = len(result.failures) + len(result.errors) + \
-        len(result.unexpectedSuccesses)
-    print("# test_python_async: %d passed, %d failed, %d skipped" % (
-        result.testsRun - bad - len(result.skipped), bad,
-        len(result.skipped)))
-    return 1 if bad else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_python.main(sys.modules[__name__], "test_python_async"))
