@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 #
-# The user-space tests: libtwheel (tests/test_lib), the Python module
-# (tests/test_python.py), twheelctl and the man pages.  TAP on stdout, ending
+# The user-space tests: libtwheel (tests/test_lib), the Python package
+# (tests/test_python.py, its asyncio side tests/test_python_async.py),
+# twheelctl and the man pages.  TAP on stdout, ending
 # with "# userspace: N passed, N failed[, N skipped]" (scripts/lib/tap.sh);
 # exits non-zero on any failure.
 #
@@ -129,6 +130,7 @@ run_lines test_lib "$U/tests/test_lib" "$work"
 # ----------------------------------------------------------------- python
 if command -v "$PY" > /dev/null; then
 	run_lines test_python "$PY" "$U/tests/test_python.py"
+	run_lines test_python_async "$PY" "$U/tests/test_python_async.py"
 else
 	skip "python tests" "no $PY"
 fi

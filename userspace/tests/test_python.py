@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
-"""unittest suite of the twheel Python module (userspace/python/twheel.py).
+"""unittest suite of the twheel Python package (userspace/python/twheel/).
 
 Run directly, it prints one line per test ("PASS name", "FAIL name: why",
 "SKIP name: why") for tests/run_guest.sh and exits 1 on any failure;
@@ -462,15 +462,17 @@ class LineResult(unittest.TestResult):
         self._say("FAIL", test, "unexpected success")
 
 
-def main():
+def main(module=None, label="test_python"):
+    """Run a module's tests (this one's by default) with PASS/FAIL/SKIP
+    lines and a summary: the exit status."""
     suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
+        module or sys.modules[__name__])
     result = LineResult()
     suite.run(result)
     bad = len(result.failures) + len(result.errors) + \
         len(result.unexpectedSuccesses)
-    print("# test_python: %d passed, %d failed, %d skipped" % (
-        result.testsRun - bad - len(result.skipped), bad,
+    print("# %s: %d passed, %d failed, %d skipped" % (
+        label, result.testsRun - bad - len(result.skipped), bad,
         len(result.skipped)))
     return 1 if bad else 0
 
