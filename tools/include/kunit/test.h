@@ -11,7 +11,8 @@
  *
  * TAP on stdout: "ok N case" or "not ok N case" per case, what went wrong
  * before it as "#" lines (file:line, the expressions and their values),
- * then "# N skipped" if any and "# N passed, N failed".
+ * then "# N passed, N failed", with ", N skipped" if any were (the line
+ * scripts/lib/tap.sh's tap_summary prints and tap_fold_summary reads).
  */
 #ifndef _SHIM_KUNIT_TEST_H
 #define _SHIM_KUNIT_TEST_H
@@ -387,9 +388,10 @@ static inline int kunit_run_suites(struct kunit_suite **suites, int nr)
 		if (s->suite_exit && !err)
 			s->suite_exit(s);
 	}
+	printf("# %d passed, %d failed", pass, fail);
 	if (skip)
-		printf("# %d skipped\n", skip);
-	printf("# %d passed, %d failed\n", pass, fail);
+		printf(", %d skipped", skip);
+	printf("\n");
 	return fail ? 1 : 0;
 }
 
