@@ -5,7 +5,8 @@
 #   2. host: the shell TAP library of the runners (scripts/test-tap.sh),
 #      the wheel algorithm in user space under ASan/UBSan (the KUnit
 #      suite of twheel_kunit.ko built as a program) and a fixed-length
-#      libFuzzer run of it against a model
+#      libFuzzer run of it against a model; the Go package's vet and
+#      device-less tests
 #   3. install paths: make install/uninstall, modinfo, DKMS
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel
 #      (scripts/guest.sh): kselftests (64-bit and -m32), the user-space
@@ -79,6 +80,15 @@ fi
 tier "host: differential fuzzer of the wheel algorithm (libFuzzer, fixed run)"
 make -s -C selftests/core fuzz-short 2>&1 | tail -n 20 | tee "$log/fuzz"
 add_counts "$log/fuzz" fuzz-short
+
+tier "host: Go package: gofmt, go vet, tests without the device (race detector)"
+# also builds what the guest runs of it (userspace/go/bin); the build
+# cache outlives the clone, as the debug kernel does
+GOCACHE=${GOCACHE:-${TWHEEL_CACHE:-/var/cache/twheel}/go-build} \
+	make -s -C userspace/go check-host 2>&1 | tee "$log/go"
+add_counts "$log/go"
+n=$(sed -n 's/^# go: .* \([0-9]*\) skipped$/\1/p' "$log/go" | tail -n 1)
+skip=$((skip + ${n:-0}))
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"

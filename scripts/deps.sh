@@ -45,6 +45,10 @@ packages=(
 	libclang-rt-14-dev
 	gcc-multilib
 	liburing-dev
+	# the Go package (userspace/go): Debian's toolchain and x/sys, so
+	# that it builds with no network
+	golang-go
+	golang-golang-x-sys-dev
 	"$@"
 )
 
