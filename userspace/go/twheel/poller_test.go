@@ -47,11 +47,24 @@ func newPipeWheel(t testing.TB) *pipeWheel {
 	return pw
 }
 
+// send writes events into the pipe, waiting (up to 10 s) while the pipe is
+// full: on a slow machine the readers may fall 64 KiB behind the writer.
+// Events are smaller than PIPE_BUF, so each write is whole or fails.
 func (p *pipeWheel) send(t testing.TB, ev ...Event) {
 	t.Helper()
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&ev[0])), len(ev)*eventSize)
-	if n, err := unix.Write(p.wfd, b); err != nil || n != len(b) {
-		t.Fatalf("write to the pipe: %d, %v", n, err)
+	for {
+		n, err := unix.Write(p.wfd, b)
+		if err == unix.EAGAIN {
+			fds := []unix.PollFd{{Fd: int32(p.wfd), Events: unix.POLLOUT}}
+			if k, perr := unix.Poll(fds, 10000); k == 1 || perr == unix.EINTR {
+				continue
+			}
+		}
+		if err != nil || n != len(b) {
+			t.Fatalf("write to the pipe: %d, %v", n, err)
+		}
+		return
 	}
 }
 
@@ -285,6 +298,14 @@ func TestPipeWaitChurn(t *testing.T) {
 	total := 0
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	// however the test ends, its waiters end before it does
+	stopped := false
+	defer func() {
+		if !stopped {
+			close(stop)
+			wg.Wait()
+		}
+	}()
 	for i := 0; i < waiters; i++ {
 		wg.Add(1)
 		go func(i int) {
@@ -329,6 +350,7 @@ func TestPipeWaitChurn(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	close(stop)
+	stopped = true
 	wg.Wait()
 	if total != events || len(got) != events {
 		t.Fatalf("%d events delivered, %d distinct, want %d", total, len(got), events)
