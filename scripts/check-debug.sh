@@ -43,7 +43,9 @@ else
 	ok "debug build of the module (with the KUnit suite) is W=1 and sparse clean"
 fi
 if [ $build_rc -ne 0 ] || ! make -s -C selftests || ! make -s -C selftests m32 ||
-	! make -s -C userspace || ! make -s -C userspace/bench; then
+	! make -s -C userspace || ! make -s -C userspace/bench ||
+	! GOCACHE=${GOCACHE:-${TWHEEL_CACHE:-/var/cache/twheel}/go-build} \
+		make -s -C userspace/go guest; then
 	not_ok "the module, selftests and user space build"
 	summary
 fi

@@ -86,9 +86,7 @@ tier "host: Go package: gofmt, go vet, tests without the device (race detector)"
 # cache outlives the clone, as the debug kernel does
 GOCACHE=${GOCACHE:-${TWHEEL_CACHE:-/var/cache/twheel}/go-build} \
 	make -s -C userspace/go check-host 2>&1 | tee "$log/go"
-add_counts "$log/go"
-n=$(sed -n 's/^# go: .* \([0-9]*\) skipped$/\1/p' "$log/go" | tail -n 1)
-skip=$((skip + ${n:-0}))
+add_counts "$log/go" "userspace/go check-host"
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"

@@ -122,10 +122,11 @@ suite() {
 }
 
 # The module's kselftests (64-bit, then -m32: the same totals), the
-# user-space suites (library, tools, examples) and the benchmark's short
-# sanity run, with the module loaded.
+# user-space suites (library, tools, examples, the Go package) and the
+# benchmark's short sanity run, with the module loaded.
 for t in selftests/run_tests.sh userspace/tests/run_guest.sh \
-	userspace/examples/run_guest.sh userspace/bench/run_guest_short.sh; do
+	userspace/examples/run_guest.sh userspace/go/run_guest.sh \
+	userspace/bench/run_guest_short.sh; do
 	suite "$t"
 done
 
