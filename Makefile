@@ -46,7 +46,10 @@ userspace:
 	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace; fi
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	@# kbuild's clean of M=$(PWD) would delete every *.mod of the tree,
+	@# userspace/go/go.mod too: clean the module's directory alone.
+	$(MAKE) -C $(KDIR) M=$(PWD)/kmod clean
+	rm -f Module.symvers modules.order .Module.symvers.cmd .modules.order.cmd
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/core clean
 	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace clean; fi

@@ -35,8 +35,10 @@ perl "$ksrc/scripts/checkpatch.pl" --no-tree -f --strict --quiet \
 [ ! -s "$log/checkpatch" ]
 result "checkpatch --strict" $? "$log/checkpatch"
 
-# Rebuild from scratch so that every file is compiled and checked.
-make -s -C "$kdir" M="$top" clean > /dev/null 2>&1
+# Rebuild from scratch so that every file is compiled and checked.  The
+# clean is of kmod/ alone: kbuild's clean of M=$top deletes every *.mod
+# file of the tree, userspace/go/go.mod among them.
+make -s -C "$kdir" M="$top/kmod" clean > /dev/null 2>&1
 make -C "$kdir" M="$top" C=2 W=1 modules > "$log/build" 2>&1
 rc=$?
 grep -E 'warning:|error:' "$log/build" > "$log/warn"
