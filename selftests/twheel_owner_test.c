@@ -16,8 +16,10 @@
  * Both shares and the victim's worst 100 ms window are logged.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -284,6 +286,88 @@ TEST_F_TIMEOUT(owner, pays, 300)
 	EXPECT_LE(OWN_SHARE * base, 100 * att)
 		TH_LOG("the victim kept %.1f%% of its CPU (wanted >= %d%%)",
 		       100 * att / base, OWN_SHARE);
+}
+
+/*
+ * A process that neither polls nor reads: the hrtimer fires once for the
+ * first due slot and is not armed again until a call does the expiry; the
+ * call that comes back queues every event then, in deadline order.  (A
+ * module that expires in a kworker fires once per slot and queues each
+ * event within a tick of its deadline.)
+ */
+TEST(pays_later)
+{
+	struct twheel_event ev[4];
+	struct twheel_stats st;
+	uint64_t t0, back;
+	int fd, i;
+
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
+	ASSERT_EQ(0, config_set(fd, MS, 0, 0));
+	t0 = now_ns();
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, arm1(fd, 10 + i, t0 + (10 + 10 * i) * MS, i,
+				  TWHEEL_ARM_ABSTIME));
+	sleep_until(t0 + 200 * MS);
+	back = now_ns();
+	ASSERT_EQ(3 * (ssize_t)EVSZ, read(fd, ev, sizeof(ev)));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(U(10 + i), U(ev[i].id));
+		EXPECT_LE(ev[i].deadline_ns, ev[i].expired_ns);
+		/* queued by the read, not at the deadline */
+		EXPECT_LE(back, ev[i].expired_ns)
+			TH_LOG("event %d queued %.3f ms after its deadline, before the read",
+			       i, (ev[i].expired_ns - ev[i].deadline_ns) / 1e6);
+	}
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(U(1), U(st.timer_fires));
+	EXPECT_EQ(U(3), U(st.expirations));
+	EXPECT_EQ(U(0), U(st.work_runs));
+	close(fd);
+}
+
+/*
+ * The hrtimer's wake claims nothing: a slot that comes due with only ids
+ * touched since (re-slotted, no event) wakes epoll and poll, which find no
+ * event and go on waiting; an event due later is reported, and read.
+ */
+TEST(wake_without_event)
+{
+	struct epoll_event e = { .events = EPOLLIN }, out;
+	struct pollfd p;
+	struct twheel_event ev;
+	struct twheel_stats st;
+	uint64_t t0;
+	int fd, ep;
+
+	OPEN_OR_SKIP(fd, O_NONBLOCK);
+	ASSERT_EQ(0, config_set(fd, MS, 0, 0));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e));
+	t0 = now_ns();
+	ASSERT_EQ(0, arm1(fd, 1, t0 + 30 * MS, 0, TWHEEL_ARM_ABSTIME));
+	/* a touch moves it later: it stays in the 30 ms slot (lazily) */
+	ASSERT_EQ(0, arm1(fd, 1, t0 + 10 * SEC, 0, TWHEEL_ARM_ABSTIME));
+	ASSERT_EQ(0, arm1(fd, 2, t0 + 300 * MS, 0, TWHEEL_ARM_ABSTIME));
+	/* the 30 ms slot fires: no event, epoll goes on waiting */
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 150));
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&p, 1, 50));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_LE(U(1), U(st.timer_fires));
+	EXPECT_LE(U(1), U(st.reslots));
+	EXPECT_EQ(U(0), U(st.expirations));
+	/* id 2 at 300 ms: epoll reports it */
+	ASSERT_EQ(1, epoll_wait(ep, &out, 1, 5000));
+	EXPECT_EQ(U(EPOLLIN), U(out.events & EPOLLIN));
+	ASSERT_EQ((ssize_t)EVSZ, read(fd, &ev, sizeof(ev)));
+	EXPECT_EQ(U(2), U(ev.id));
+	EXPECT_LE(ev.deadline_ns, ev.expired_ns);
+	TH_LOG("id 2 queued %.3f ms after its deadline by the epoll waiter",
+	       (ev.expired_ns - ev.deadline_ns) / 1e6);
+	close(ep);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
