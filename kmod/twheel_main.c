@@ -11,20 +11,28 @@
  * Locking rules
  * -------------
  * wh->lock, a mutex, protects the wheel, the index, the configuration and
- * the counters of one fd.  It is only taken in process context: the hrtimer
- * callback does nothing but queue wh->work, and that work runs the wheel
- * (and finishes an index resize that the ids stopped driving) under the
- * lock.  Exceptions: the wait queue has its own lock, timer_fires
- * is written only by the hrtimer callback, the per-user and global id
- * counts are atomics, and tw_users_lock (a spinlock) protects the table of
- * per-user entries and is never held with wh->lock.
+ * the counters of one fd.  It is only taken in process context, by the
+ * tasks that use the fd, and the work a wheel defers is theirs to do: the
+ * hrtimer callback only sets wh->due and wakes the wait queue, and the next
+ * call on the fd that takes the lock (read, poll, write, ARM, CANCEL,
+ * QUERY, GET_STATS) first runs the expiry that is due (tw_run_due()), at
+ * its caller's priority and charged to its caller's cgroup.  One work
+ * item remains, on an unbound worker at normal priority, for what no call
+ * may be there to do: growing the index for a nowait writer that waits for
+ * EPOLLOUT, and finishing an index resize that the calls stopped driving,
+ * a bounded budget per run (tw_work_fn()); it never runs the wheel.
+ * Exceptions: the wait queue has its own lock, timer_fires is written only
+ * by the hrtimer callback, wh->due is set by it and cleared under the lock,
+ * the per-user and global id counts are atomics, and tw_users_lock (a
+ * spinlock) protects the table of per-user entries and is never held with
+ * wh->lock.
  *
  * Every critical section is bounded, whatever the number of ids: write(),
  * ARM, CANCEL, DUMP and read() work in chunks of at most TW_CHUNK entries
- * (8..64), the expiry work moves at most TW_EXPIRE_BATCH nodes per hold,
- * and the index is resized incrementally (a few entries per chunk).  The
- * lock is dropped between chunks, and a pending signal ends a long call
- * there with the exact count done.
+ * (8..64), the expiry moves at most TW_EXPIRE_BATCH nodes per hold, and
+ * the index is resized incrementally (a few entries per chunk).  The lock
+ * is dropped between chunks, and a pending signal ends a long call there
+ * with the exact count done.
  *
  * A caller with IOCB_NOWAIT (io_uring's inline attempt, RWF_NOWAIT) never
  * waits for memory, for an event or for an index resize: it allocates
@@ -36,7 +44,7 @@
  * by tw_spare(); index tables are allocated with the lock dropped; user
  * memory is only copied with page faults disabled), so waiting for the
  * lock is waiting for a bounded run of CPU work, as for a spinlock; a
- * trylock lost to the expiry work would instead bounce an io_uring request
+ * trylock lost to another call would instead bounce an io_uring request
  * through its poll again and again, then hand it to a worker thread.
  *
  * No user memory is touched with the lock held, with one exception that
@@ -48,8 +56,9 @@
  * before the lock is taken; results are copied out after it is dropped.
  *
  * Teardown: release() marks the wheel closing (so nothing re-arms the
- * hrtimer), cancels the hrtimer, then the work, then frees every node
- * without the lock (nothing else can reach the wheel any more).
+ * hrtimer or queues the work), cancels the hrtimer, then the work, then
+ * frees every node without the lock (nothing else can reach the wheel any
+ * more).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -94,6 +103,13 @@
 #define TW_READ_CHUNK		12	/* events per read() lock hold (stack) */
 #define TW_READ_FAULT_IN	65536	/* read() buffer checked at a time */
 #define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
+/*
+ * The work item's budget: at most TW_WORK_HOLDS holds of TW_EXPIRE_BATCH
+ * index entries a run, and a run every TW_WORK_DELAY while a resize is
+ * left to it (tw_work_fn()).
+ */
+#define TW_WORK_HOLDS		16
+#define TW_WORK_DELAY		max(1UL, msecs_to_jiffies(10))
 /*
  * What a wheel grows with (nodes, index tables): charged to the caller's
  * memory cgroup, and failing instead of invoking the OOM killer, so that a
@@ -183,8 +199,9 @@ struct twheel {
 	struct tw_index idx;
 	wait_queue_head_t wq;
 	struct hrtimer timer;
-	u64 timer_at;		/* when the hrtimer or a queued work runs */
-	struct work_struct work;
+	u64 timer_at;		/* when the hrtimer fires; KTIME_MAX: not armed */
+	bool due;		/* the hrtimer fired: expiry work is due */
+	struct delayed_work work;	/* index growth and migration only */
 	struct tw_user *user;
 	struct mem_cgroup *memcg;	/* the opener's, charged by the work */
 	u64 wid;		/* fdinfo's wheel_id, in tracepoints too */
@@ -198,6 +215,8 @@ struct twheel {
 	u64 timer_fires;
 	u64 touches, arms, cancels, expirations, delivered, discarded;
 	u64 runs, hold_max;
+	u64 work_runs, work_ns;	/* the work item's runs and time */
+	unsigned long work_mpos;	/* the resize's position at its last run */
 	struct tw_wheel w;	/* last: it holds the slot array */
 };
 
@@ -309,22 +328,33 @@ static bool tw_has_events(struct twheel *wh)
 	return READ_ONCE(wh->w.nr_ready) != 0;
 }
 
+/*
+ * The hrtimer found work due.  It does none of it: it wakes the waiters,
+ * whose poll or read then does it (tw_run_due()).  The wake carries no
+ * poll key: EPOLLIN is not claimed before an event is queued, so epoll,
+ * aio and io_uring call poll() to learn the mask, and poll() runs the
+ * expiry first.
+ */
 static enum hrtimer_restart tw_timer_fn(struct hrtimer *t)
 {
 	struct twheel *wh = container_of(t, struct twheel, timer);
 
 	WRITE_ONCE(wh->timer_fires, wh->timer_fires + 1);
-	queue_work(system_highpri_wq, &wh->work);
+	WRITE_ONCE(wh->due, true);
+	wake_up(&wh->wq);
 	return HRTIMER_NORESTART;
 }
 
-/* Program the hrtimer for the next slot that holds work, or stop it. */
+/*
+ * Program the hrtimer for the next slot that holds work, or stop it.  Not
+ * while expiry work is due: the call that finishes it re-arms.
+ */
 static void tw_rearm(struct twheel *wh)
 {
 	u64 tick = wh->w.tick_ns, t, at;
 
 	lockdep_assert_held(&wh->lock);
-	if (wh->closing)
+	if (wh->closing || READ_ONCE(wh->due))
 		return;
 	if (!tw_wheel_next(&wh->w, &t)) {
 		if (wh->timer_at != KTIME_MAX) {
@@ -359,12 +389,13 @@ static void tw_mutex_unlock(struct twheel *wh)
 	kvfree(garbage);
 }
 
-/* Switch the index to @tab; the work finishes if the ids stop. */
+/* Switch the index to @tab; the work finishes if the calls stop. */
 static void tw_start_resize(struct twheel *wh, struct tw_ent *tab,
 			    unsigned long size)
 {
 	tw_index_start_resize(&wh->idx, tab, size);
-	queue_work(system_highpri_wq, &wh->work);
+	wh->work_mpos = 0;
+	queue_delayed_work(system_unbound_wq, &wh->work, TW_WORK_DELAY);
 }
 
 /* Start or continue an incremental resize of the index; may drop the lock. */
@@ -403,7 +434,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 static void tw_grow_later(struct twheel *wh, unsigned long ids)
 {
 	if (!wh->grow)
-		queue_work(system_highpri_wq, &wh->work);
+		mod_delayed_work(system_unbound_wq, &wh->work, 0);
 	wh->grow = max(wh->grow, ids);
 }
 
@@ -460,39 +491,6 @@ static void tw_grow(struct twheel *wh)
 	}
 }
 
-/* Take the lock for a chunk of @ids operations; returns the time. */
-static u64 tw_lock(struct twheel *wh, unsigned long ids)
-{
-	u64 now;
-
-	mutex_lock(&wh->lock);
-	tw_maintain(wh, ids);
-	now = tw_now(wh);
-	tw_wheel_catch_up(&wh->w, now);
-	return now;
-}
-
-/*
- * tw_lock() for an IOCB_NOWAIT caller about to add up to @ids ids: false,
- * without allocating with reclaim, if the index has no room for them until
- * the work grows it (poll() reports EPOLLOUT again then).
- */
-static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
-{
-	mutex_lock(&wh->lock);
-	/* ids past max_ids fail with ENOSPC, they need no room */
-	ids = min(ids, wh->cfg.max_ids - wh->idx.nr);
-	tw_maintain_nowait(wh, ids);
-	if (!tw_index_room_for(&wh->idx, ids)) {
-		tw_wait_room(wh, ids);
-		tw_mutex_unlock(wh);
-		return false;
-	}
-	*now = tw_now(wh);
-	tw_wheel_catch_up(&wh->w, *now);
-	return true;
-}
-
 /* Wake the pollers of what the last lock hold changed; before the unlock. */
 static __poll_t tw_wake_mask(struct twheel *wh)
 {
@@ -516,6 +514,121 @@ static void tw_unlock(struct twheel *wh)
 	tw_mutex_unlock(wh);
 	if (wake)
 		wake_up_poll(&wh->wq, wake);
+}
+
+/* Trace the events queued since @mark (tw_ready_mark()). */
+static void tw_trace_expired(struct twheel *wh, struct tw_node *mark)
+{
+	struct tw_node *n;
+
+	for (n = tw_ready_since(&wh->w, mark); n; n = tw_ready_next(&wh->w, n))
+		trace_twheel_expire(wh->wid, n->id,
+				    tw_ent_deadline(tw_index_find(&wh->idx,
+								  n->id)),
+				    n->expired);
+}
+
+/*
+ * One bounded hold of expiry work: advance the wheel to now by at most
+ * TW_EXPIRE_BATCH nodes, and migrate as many index entries if a resize is
+ * under way.  Returns true if due work remains.
+ */
+static bool tw_expire_batch(struct twheel *wh)
+{
+	unsigned int budget = TW_EXPIRE_BATCH;
+	unsigned long before = wh->w.nr_ready, expired;
+	struct tw_node *mark = tw_ready_mark(&wh->w);
+	u64 now, held, t0 = ktime_get_ns();
+	bool more;
+
+	wh->runs++;
+	now = tw_now(wh);
+	more = tw_wheel_advance(&wh->w, now, &budget);
+	expired = wh->w.nr_ready - before;
+	if (expired) {
+		wh->expirations += expired;
+		wh->wake = true;
+		if (trace_twheel_expire_enabled())
+			tw_trace_expired(wh, mark);
+	}
+	tw_free_later(wh, tw_index_migrate(&wh->idx, TW_EXPIRE_BATCH));
+	held = ktime_get_ns() - t0;
+	wh->hold_max = max(wh->hold_max, held);
+	trace_twheel_tick(wh->wid, now, expired, TW_EXPIRE_BATCH - budget,
+			  held, more);
+	return more;
+}
+
+/* Between two bounded holds: let the others have the lock and the CPU. */
+static void tw_relock(struct twheel *wh)
+{
+	tw_unlock(wh);
+	cond_resched();
+	mutex_lock(&wh->lock);
+}
+
+/*
+ * The expiry work that the hrtimer found due, done by the caller, with the
+ * lock held: in holds of one batch (tw_expire_batch()), dropping the lock
+ * between them.  @all: until nothing is due; else only until an event is
+ * queued, for a reader that takes it and comes back for the rest once the
+ * queue is empty.  The hrtimer is re-armed when nothing is due any more
+ * (tw_rearm(), in tw_unlock()).  A process that neither polls nor reads
+ * pays at its next call for all that fell due since.
+ */
+static void tw_run_due(struct twheel *wh, bool all)
+{
+	lockdep_assert_held(&wh->lock);
+	while (READ_ONCE(wh->due) && !wh->closing) {
+		WRITE_ONCE(wh->due, false);
+		wh->timer_at = KTIME_MAX;	/* it fired */
+		if (!tw_expire_batch(wh))
+			break;
+		WRITE_ONCE(wh->due, true);
+		if (!all && tw_has_events(wh))
+			break;
+		tw_relock(wh);
+	}
+}
+
+/* Take the lock, and do the expiry work that is due. */
+static void tw_lock_due(struct twheel *wh)
+{
+	mutex_lock(&wh->lock);
+	tw_run_due(wh, true);
+}
+
+/* Take the lock for a chunk of @ids operations; returns the time. */
+static u64 tw_lock(struct twheel *wh, unsigned long ids)
+{
+	u64 now;
+
+	tw_lock_due(wh);
+	tw_maintain(wh, ids);
+	now = tw_now(wh);
+	tw_wheel_catch_up(&wh->w, now);
+	return now;
+}
+
+/*
+ * tw_lock() for an IOCB_NOWAIT caller about to add up to @ids ids: false,
+ * without allocating with reclaim, if the index has no room for them until
+ * the work grows it (poll() reports EPOLLOUT again then).
+ */
+static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
+{
+	tw_lock_due(wh);
+	/* ids past max_ids fail with ENOSPC, they need no room */
+	ids = min(ids, wh->cfg.max_ids - wh->idx.nr);
+	tw_maintain_nowait(wh, ids);
+	if (!tw_index_room_for(&wh->idx, ids)) {
+		tw_wait_room(wh, ids);
+		tw_mutex_unlock(wh);
+		return false;
+	}
+	*now = tw_now(wh);
+	tw_wheel_catch_up(&wh->w, *now);
+	return true;
 }
 
 static void tw_uncharge(struct twheel *wh, long n)
@@ -800,14 +913,21 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		struct tw_node *node;
 		size_t copied;
 
+		if (!tw_has_events(wh) && READ_ONCE(wh->due)) {
+			mutex_lock(&wh->lock);
+			tw_run_due(wh, false);
+			tw_unlock(wh);
+		}
 		if (!tw_has_events(wh)) {
 			if (done)
 				break;
 			if (nowait || (file->f_flags & O_NONBLOCK))
 				return -EAGAIN;
-			err = wait_event_interruptible(wh->wq, tw_has_events(wh));
+			err = wait_event_interruptible(wh->wq, tw_has_events(wh) ||
+						       READ_ONCE(wh->due));
 			if (err)
 				return err;
+			continue;
 		}
 		if (safe < sz) {
 			size_t want = min_t(size_t, count - done, TW_READ_FAULT_IN);
@@ -866,6 +986,11 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	__poll_t mask = 0;
 
 	poll_wait(file, &wh->wq, wait);
+	/* the expiry that is due, before the answer (tw_timer_fn()) */
+	if (READ_ONCE(wh->due) && !tw_has_events(wh)) {
+		tw_lock_due(wh);
+		tw_unlock(wh);
+	}
 	if (tw_has_events(wh))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	/* false only while a nowait writer waits for the index to grow */
@@ -874,70 +999,40 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	return mask;
 }
 
-/* Trace the events queued since @mark (tw_ready_mark()). */
-static void tw_trace_expired(struct twheel *wh, struct tw_node *mark)
-{
-	struct tw_node *n;
-
-	for (n = tw_ready_since(&wh->w, mark); n; n = tw_ready_next(&wh->w, n))
-		trace_twheel_expire(wh->wid, n->id,
-				    tw_ent_deadline(tw_index_find(&wh->idx,
-								  n->id)),
-				    n->expired);
-}
-
 /*
- * One bounded hold of expiry work.  When work remains, the work item queues
- * itself again rather than looping: the work items of other wheels queued
- * on the same CPU's pool then run in between, so a long cascade on one fd
- * does not make the others late.
+ * The work item: what no call on the fd may be there to do.  It grows the
+ * index for a nowait writer waiting for EPOLLOUT (tw_grow()), and finishes
+ * an index resize that the calls stopped driving: while they migrate it
+ * (the position moved since the last run), it only looks again
+ * TW_WORK_DELAY later.  At most TW_WORK_HOLDS batches a run, a run every
+ * TW_WORK_DELAY, on an unbound worker at normal priority; it never runs
+ * the wheel.  Its runs and time are in the stats (work_runs, work_ns).
  */
 static void tw_work_fn(struct work_struct *work)
 {
-	struct twheel *wh = container_of(work, struct twheel, work);
-	unsigned int budget = TW_EXPIRE_BATCH;
-	unsigned long expired, before;
-	struct tw_node *mark;
-	u64 now, held, t0;
-	bool more, again;
-	__poll_t wake;
+	struct twheel *wh = container_of(to_delayed_work(work), struct twheel,
+					 work);
+	struct tw_index *x = &wh->idx;
+	u64 t0 = ktime_get_ns();
+	unsigned int holds = 0;
 
 	mutex_lock(&wh->lock);
 	if (wh->grow && !wh->closing)
 		tw_grow(wh);	/* drops the lock while it allocates */
-	if (wh->closing) {
-		tw_mutex_unlock(wh);
-		return;
+	if (x->old && x->mpos == wh->work_mpos) {
+		while (x->old && holds++ < TW_WORK_HOLDS && !wh->closing) {
+			tw_free_later(wh, tw_index_migrate(x, TW_EXPIRE_BATCH));
+			if (x->old)
+				tw_relock(wh);
+		}
 	}
-	t0 = ktime_get_ns();
-	wh->timer_at = KTIME_MAX;
-	wh->runs++;
-	before = wh->w.nr_ready;
-	mark = tw_ready_mark(&wh->w);
-	now = tw_now(wh);
-	more = tw_wheel_advance(&wh->w, now, &budget);
-	expired = wh->w.nr_ready - before;
-	if (expired) {
-		wh->expirations += expired;
-		wh->wake = true;
-		if (trace_twheel_expire_enabled())
-			tw_trace_expired(wh, mark);
-	}
-	tw_free_later(wh, tw_index_migrate(&wh->idx, TW_EXPIRE_BATCH));
-	again = more || wh->idx.old;
-	if (!more)
-		tw_rearm(wh);
-	held = ktime_get_ns() - t0;
-	wh->hold_max = max(wh->hold_max, held);
-	trace_twheel_tick(wh->wid, now, expired, TW_EXPIRE_BATCH - budget,
-			  held, more);
-	wake = tw_wake_mask(wh);
+	wh->work_mpos = x->mpos;
 	/* under the lock: release() sets closing, then cancels the work */
-	if (again)
-		queue_work(system_highpri_wq, &wh->work);
-	tw_mutex_unlock(wh);
-	if (wake)
-		wake_up_poll(&wh->wq, wake);
+	if (x->old && !wh->closing)
+		queue_delayed_work(system_unbound_wq, &wh->work, TW_WORK_DELAY);
+	wh->work_runs++;
+	wh->work_ns += ktime_get_ns() - t0;
+	tw_unlock(wh);
 }
 
 static u64 tw_mem_bytes(const struct twheel *wh)
@@ -949,10 +1044,13 @@ static u64 tw_mem_bytes(const struct twheel *wh)
 	return b + ((u64)x->nr + 1) * kmem_cache_size(tw_node_cache);
 }
 
-static void tw_get_stats(struct twheel *wh, struct twheel_stats *st)
+/* The counters; @run: do the expiry that is due first (the fd's user). */
+static void tw_get_stats(struct twheel *wh, struct twheel_stats *st, bool run)
 {
 	memset(st, 0, sizeof(*st));
 	mutex_lock(&wh->lock);
+	if (run)
+		tw_run_due(wh, true);
 	st->armed = wh->w.nr_armed;
 	st->pending = wh->w.nr_ready;
 	st->touches = wh->touches;
@@ -967,7 +1065,9 @@ static void tw_get_stats(struct twheel *wh, struct twheel_stats *st)
 	st->reslots = wh->w.reslots;
 	st->runs = wh->runs;
 	st->hold_max_ns = wh->hold_max;
-	tw_mutex_unlock(wh);
+	st->work_runs = wh->work_runs;
+	st->work_ns = wh->work_ns;
+	tw_unlock(wh);
 }
 
 static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
@@ -1147,7 +1247,7 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 		return -EFAULT;
 	if (q.reserved)
 		return -EINVAL;
-	mutex_lock(&wh->lock);
+	tw_lock_due(wh);	/* an id whose deadline passed is EXPIRED */
 	e = tw_index_find(&wh->idx, q.id);
 	if (e) {
 		q.state = tw_ent_queued(e) ? TWHEEL_STATE_EXPIRED :
@@ -1155,7 +1255,7 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 		q.deadline_ns = tw_time_out(wh, tw_ent_deadline(e));
 		q.data = e->node->data;
 	}
-	tw_mutex_unlock(wh);
+	tw_unlock(wh);
 	if (!e)
 		return -ENOENT;
 	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
@@ -1244,7 +1344,7 @@ static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case TWHEEL_IOC_GET_STATS: {
 		struct twheel_stats st;
 
-		tw_get_stats(wh, &st);
+		tw_get_stats(wh, &st, true);
 		return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
 	}
 	case TWHEEL_IOC_DUMP:
@@ -1259,7 +1359,8 @@ static void tw_show_fdinfo(struct seq_file *m, struct file *file)
 	struct twheel_config c;
 	struct twheel_stats st;
 
-	tw_get_stats(wh, &st);
+	/* another process may read it: it does not run this wheel's expiry */
+	tw_get_stats(wh, &st, false);
 	mutex_lock(&wh->lock);
 	c = wh->cfg;
 	tw_mutex_unlock(wh);
@@ -1273,6 +1374,8 @@ static void tw_show_fdinfo(struct seq_file *m, struct file *file)
 		   st.expirations, st.delivered, st.discarded);
 	seq_printf(m, "timer_fires:\t%llu\nlate_max_ns:\t%llu\nmem_bytes:\t%llu\n",
 		   st.timer_fires, st.late_max_ns, st.mem_bytes);
+	seq_printf(m, "runs:\t%llu\nwork_runs:\t%llu\nwork_ns:\t%llu\n",
+		   st.runs, st.work_runs, st.work_ns);
 	seq_printf(m, "wheel_id:\t%llu\n", wh->wid);
 }
 
@@ -1293,7 +1396,7 @@ static int tw_open(struct inode *inode, struct file *file)
 		goto nomem;
 	mutex_init(&wh->lock);
 	init_waitqueue_head(&wh->wq);
-	INIT_WORK(&wh->work, tw_work_fn);
+	INIT_DELAYED_WORK(&wh->work, tw_work_fn);
 	hrtimer_init(&wh->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	wh->timer.function = tw_timer_fn;
 	wh->timer_at = KTIME_MAX;
@@ -1330,7 +1433,7 @@ static int tw_release(struct inode *inode, struct file *file)
 	wh->closing = true;
 	tw_mutex_unlock(wh);
 	hrtimer_cancel(&wh->timer);
-	cancel_work_sync(&wh->work);
+	cancel_delayed_work_sync(&wh->work);
 
 	/* every node is in the index, queued ones too, but the sentinel */
 	kmem_cache_free(tw_node_cache, tw_wheel_sentinel(&wh->w));

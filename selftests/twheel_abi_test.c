@@ -54,7 +54,9 @@ static_assert(offsetof(struct twheel_query, state) == 24, "query.state");
 static_assert(offsetof(struct twheel_query, reserved) == 28, "query.reserved");
 static_assert(offsetof(struct twheel_stats, discarded) == 80, "stats.discarded");
 static_assert(offsetof(struct twheel_stats, hold_max_ns) == 104, "stats.hold_max_ns");
-static_assert(offsetof(struct twheel_stats, reserved) == 112, "stats.reserved");
+static_assert(offsetof(struct twheel_stats, work_runs) == 112, "stats.work_runs");
+static_assert(offsetof(struct twheel_stats, work_ns) == 120, "stats.work_ns");
+static_assert(offsetof(struct twheel_stats, reserved) == 128, "stats.reserved");
 static_assert(offsetof(struct twheel_dump, cursor) == 24, "dump.cursor");
 static_assert(offsetof(struct twheel_dump, reserved) == 32, "dump.reserved");
 static_assert(offsetof(struct twheel_event, deadline_ns) == 16, "event.deadline_ns");
@@ -1831,6 +1833,7 @@ static const char *const fdinfo_keys[] = {
 	"tick_ns", "timeout_ns", "clockid", "max_ids", "config_flags", "armed",
 	"pending", "touches", "arms", "cancels", "expirations", "delivered",
 	"discarded", "timer_fires", "late_max_ns", "mem_bytes", "wheel_id",
+	"runs", "work_runs", "work_ns",
 };
 #define NKEYS (sizeof(fdinfo_keys) / sizeof(fdinfo_keys[0]))
 
@@ -1924,6 +1927,12 @@ TEST(fdinfo_matches)
 	ASSERT_LE(s1.late_max_ns, v[14]);
 	ASSERT_GE(s2.late_max_ns, v[14]);
 	ASSERT_EQ(s1.mem_bytes, v[15]);
+	ASSERT_LE(s1.runs, v[17]);
+	ASSERT_GE(s2.runs, v[17]);
+	ASSERT_LE(s1.work_runs, v[18]);
+	ASSERT_GE(s2.work_runs, v[18]);
+	ASSERT_LE(s1.work_ns, v[19]);
+	ASSERT_GE(s2.work_ns, v[19]);
 	/* a wheel id: non-zero, another for another open */
 	fd2 = open_wheel(0);
 	ASSERT_LE(0, fd2);

@@ -137,8 +137,12 @@ struct twheel_query {
  * @mem_bytes: kernel memory held by this fd
  * @discarded: queued events discarded by a touch, an ARM or a CANCEL
  * @reslots: ids moved between slots (cascades and lazy re-slots)
- * @runs: expiry runs (one per timer callback, plus one per bounded batch)
+ * @runs: expiry batches, each a bounded hold of the wheel's lock in the
+ *	call that found the expiry due (read, poll, write, an ioctl)
  * @hold_max_ns: longest time the wheel lock was held by an expiry batch
+ * @work_runs: runs of the module's work item, which only grows the index
+ *	for a nowait writer and finishes a resize the calls left
+ * @work_ns: time spent in those runs, in ns
  * @reserved: zero
  *
  * Counters are monotonic for the life of the fd.
@@ -158,7 +162,9 @@ struct twheel_stats {
 	__u64 reslots;
 	__u64 runs;
 	__u64 hold_max_ns;
-	__u64 reserved[6];
+	__u64 work_runs;
+	__u64 work_ns;
+	__u64 reserved[4];
 };
 
 /**

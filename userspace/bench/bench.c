@@ -445,9 +445,13 @@ static void heartbeat(const struct opts *o)
 		json_u("timer_fires", st1.timer_fires - st0.timer_fires);
 		json_u("runs", st1.runs - st0.runs);
 		json_u("reslots", st1.reslots - st0.reslots);
+		json_f("reslots_per_touch", (double)(st1.reslots - st0.reslots) /
+		       (double)w_touches);
 		json_u("hold_max_ns", st1.hold_max_ns);
 		json_u("late_max_ns", st1.late_max_ns);
 		json_u("mem_bytes", st1.mem_bytes);
+		json_u("work_runs", st1.work_runs - st0.work_runs);
+		json_u("work_ns", st1.work_ns - st0.work_ns);
 	}
 	if (o->ops == &scan_ops) {
 		json_u("scans", scan_count(c));
@@ -458,6 +462,8 @@ static void heartbeat(const struct opts *o)
 
 		inproc_info(c, &ii);
 		json_u("reslots", ii.reslots);
+		/* over the whole run: the core counts no window */
+		json_f("reslots_per_touch", (double)ii.reslots / (double)touches);
 		json_u("hold_max_ns", ii.hold_max_ns);
 	}
 	json_end();

@@ -329,8 +329,8 @@ static void tw_settle(struct contender *c)
 	int still = 0;
 
 	while (!twheel_get_stats(c, &st)) {
-		still = st.runs == runs ? still + 1 : 0;
-		runs = st.runs;
+		still = st.work_runs == runs ? still + 1 : 0;
+		runs = st.work_runs;
 		if (still == 2 || mono_ns() >= end)
 			return;
 		sleep_until_ns(mono_ns() + 50 * NSEC_PER_MSEC);
