@@ -132,9 +132,11 @@ type Stats struct {
 	MemBytes    uint64        // kernel memory held by the wheel
 	Discarded   uint64        // queued events discarded by Touch, Arm or Cancel
 	Reslots     uint64        // ids moved between slots
-	Runs        uint64        // expiry runs
+	Runs        uint64        // expiry batches, run by the calls on the wheel
 	HoldMax     time.Duration // longest hold of the wheel lock by an expiry batch
-	_           [6]uint64
+	WorkRuns    uint64        // runs of the module's work item (index upkeep)
+	Work        time.Duration // time spent in those runs
+	_           [4]uint64
 }
 
 // Event is one expiry (struct twheel_event).

@@ -79,6 +79,8 @@ func abiFacts() []abiFact {
 		off("twheel_stats", "reslots", unsafe.Offsetof(st.Reslots)),
 		off("twheel_stats", "runs", unsafe.Offsetof(st.Runs)),
 		off("twheel_stats", "hold_max_ns", unsafe.Offsetof(st.HoldMax)),
+		off("twheel_stats", "work_runs", unsafe.Offsetof(st.WorkRuns)),
+		off("twheel_stats", "work_ns", unsafe.Offsetof(st.Work)),
 
 		size("twheel_dump", unsafe.Sizeof(d)),
 		off("twheel_dump", "ptr", unsafe.Offsetof(d.ptr)),
