@@ -60,7 +60,7 @@ TRACE_EVENT(twheel_expire,
 		      __entry->wheel, __entry->id, __entry->deadline,
 		      __entry->late));
 
-/* One bounded expiry batch of the wheel's work (one lock hold) */
+/* One bounded expiry batch (one lock hold), in the call that found it due */
 TRACE_EVENT(twheel_tick,
 	    TP_PROTO(u64 wheel, u64 now, unsigned long expired,
 		     unsigned long moved, u64 hold_ns, bool more),
