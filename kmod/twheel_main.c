@@ -82,6 +82,7 @@
 #include <linux/time_namespace.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
@@ -155,15 +156,51 @@ static struct tw_ent *tw_tab_alloc(unsigned long size, gfp_t gfp)
 	return __vmalloc(bytes, gfp | __GFP_ZERO);
 }
 
+/*
+ * The limits across fds.  They are sysctls, fs.twheel.max_user_ids and
+ * fs.twheel.max_ids_total (/proc/sys/fs/twheel/), as epoll's and inotify's
+ * are: written at run time, range-checked (TW_LIMIT_MIN to TW_LIMIT_MAX:
+ * 0 is no longer a value, it meant "the default" at load but "no id" when
+ * written later).  The module parameters of the same names only set them
+ * at load (0 or absent: the default); after it they are read-only and show
+ * the value in force.
+ */
 static unsigned long max_user_ids;
-module_param(max_user_ids, ulong, 0644);
+module_param(max_user_ids, ulong, 0444);
 MODULE_PARM_DESC(max_user_ids,
-		 "Most ids one user may hold across all its twheel fds (default: 10% of RAM at 64 B per id, at least 1048576)");
+		 "Most ids one user may hold across all its twheel fds, at load (default: 10% of RAM at 64 B per id, at least 1048576); then sysctl fs.twheel.max_user_ids");
 
 static unsigned long max_ids_total;
-module_param(max_ids_total, ulong, 0644);
+module_param(max_ids_total, ulong, 0444);
 MODULE_PARM_DESC(max_ids_total,
-		 "Most ids held by all twheel fds together (default: 25% of RAM at 64 B per id, at least 1048576)");
+		 "Most ids held by all twheel fds together, at load (default: 25% of RAM at 64 B per id, at least 1048576); then sysctl fs.twheel.max_ids_total");
+
+static unsigned long tw_limit_min = 1;
+static unsigned long tw_limit_max = LONG_MAX;	/* the counts are atomic_long_t */
+
+static struct ctl_table tw_sysctls[] = {
+	{
+		.procname	= "max_user_ids",
+		.data		= &max_user_ids,
+		.maxlen		= sizeof(max_user_ids),
+		.mode		= 0644,
+		.proc_handler	= proc_doulongvec_minmax,
+		.extra1		= &tw_limit_min,
+		.extra2		= &tw_limit_max,
+	},
+	{
+		.procname	= "max_ids_total",
+		.data		= &max_ids_total,
+		.maxlen		= sizeof(max_ids_total),
+		.mode		= 0644,
+		.proc_handler	= proc_doulongvec_minmax,
+		.extra1		= &tw_limit_min,
+		.extra2		= &tw_limit_max,
+	},
+	{ }
+};
+
+static struct ctl_table_header *tw_sysctl_header;
 
 static ushort dev_mode = 0666;
 module_param(dev_mode, ushort, 0444);
@@ -1522,13 +1559,21 @@ static int __init tw_init(void)
 		max_user_ids = max(ram_ids / 10, 1UL << 20);
 	if (!max_ids_total)
 		max_ids_total = max(ram_ids / 4, 1UL << 20);
+	max_user_ids = min(max_user_ids, tw_limit_max);
+	max_ids_total = min(max_ids_total, tw_limit_max);
 	tw_node_cache = kmem_cache_create("twheel_node", sizeof(struct tw_node),
 					  0, SLAB_ACCOUNT, NULL);
 	if (!tw_node_cache)
 		return -ENOMEM;
+	tw_sysctl_header = register_sysctl("fs/twheel", tw_sysctls);
+	if (!tw_sysctl_header) {
+		kmem_cache_destroy(tw_node_cache);
+		return -ENOMEM;
+	}
 	tw_misc.mode = dev_mode;
 	err = misc_register(&tw_misc);
 	if (err) {
+		unregister_sysctl_table(tw_sysctl_header);
 		kmem_cache_destroy(tw_node_cache);
 		return err;
 	}
@@ -1541,6 +1586,7 @@ static void __exit tw_exit(void)
 {
 	debugfs_remove_recursive(tw_debugfs);
 	misc_deregister(&tw_misc);
+	unregister_sysctl_table(tw_sysctl_header);
 	kmem_cache_destroy(tw_node_cache);
 }
 

@@ -131,6 +131,88 @@ TEST(module_parameters_and_version)
 	ASSERT_EQ(0, stat("/dev/twheel", &st));
 	EXPECT_EQ(read_long("/sys/module/twheel/parameters/dev_mode"),
 		  (long)(st.st_mode & 0777));
+	/* the limits' parameters are read-only after load: sysctls instead */
+	ASSERT_EQ(0, stat("/sys/module/twheel/parameters/max_user_ids", &st));
+	EXPECT_EQ(0444U, st.st_mode & 0777);
+	ASSERT_EQ(0, stat("/sys/module/twheel/parameters/max_ids_total", &st));
+	EXPECT_EQ(0444U, st.st_mode & 0777);
+}
+
+#define SYSCTL_DIR	"/proc/sys/fs/twheel/"
+
+/* Write @val to sysctl @name: 0 or -errno (of the write or the close). */
+static int sysctl_write(const char *name, const char *val)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * fs.twheel.max_user_ids and fs.twheel.max_ids_total: the module
+ * parameters' values, range-checked on write (0, negative, past LONG_MAX
+ * and junk are EINVAL and change nothing), and in force at once: a cap
+ * lowered to 16 ids above what the module holds lets 16 new ids in and
+ * refuses the 17th with ENOSPC.
+ */
+TEST(limits_are_sysctls)
+{
+	static const char *const names[] = { "max_user_ids", "max_ids_total" };
+	static const char *const bad[] = {
+		"0", "-1", "9223372036854775808", "18446744073709551615", "x",
+	};
+	uint64_t ids[17];
+	char path[128], val[32];
+	long old, held;
+	ssize_t r;
+	unsigned int i, k;
+	int fd;
+
+	OPEN_OR_SKIP(fd, 0);
+	if (geteuid())
+		SKIP(return, "writing sysctls needs root");
+	for (k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), SYSCTL_DIR "%s", names[k]);
+		old = read_long(path);
+		ASSERT_LE(1048576, old) TH_LOG("%s: %ld", path, old);
+		snprintf(path, sizeof(path), "/sys/module/twheel/parameters/%s",
+			 names[k]);
+		EXPECT_EQ(old, read_long(path));
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			EXPECT_EQ(-EINVAL, sysctl_write(names[k], bad[i]))
+				TH_LOG("%s <- '%s'", names[k], bad[i]);
+			snprintf(path, sizeof(path), SYSCTL_DIR "%s", names[k]);
+			EXPECT_EQ(old, read_long(path));
+		}
+		/* 16 ids above what every fd holds now (this test's user's too) */
+		held = sysfs_long("ids");
+		ASSERT_LE(0, held);
+		snprintf(val, sizeof(val), "%ld", held + 16);
+		ASSERT_EQ(0, sysctl_write(names[k], val));
+		snprintf(path, sizeof(path), SYSCTL_DIR "%s", names[k]);
+		EXPECT_EQ(held + 16, read_long(path));
+		for (i = 0; i < 17; i++)
+			ids[i] = (uint64_t)k << 32 | i;
+		r = write(fd, ids, sizeof(ids));
+		EXPECT_EQ(16 * 8, r);
+		r = write(fd, &ids[16], 8);
+		EXPECT_EQ(-1, r);
+		EXPECT_EQ(ENOSPC, errno);
+		snprintf(val, sizeof(val), "%ld", old);
+		ASSERT_EQ(0, sysctl_write(names[k], val));
+		/* room again */
+		EXPECT_EQ(8, write(fd, &ids[16], 8));
+		ASSERT_EQ(0, cancel_n(fd, ids, 17, NULL));
+	}
+	close(fd);
 }
 
 /* wheel_id of fdinfo, 0 if absent */
