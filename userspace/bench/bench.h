@@ -154,6 +154,8 @@ struct memsnap {
 	uint64_t vmalloc_bytes;		/* /proc/meminfo VmallocUsed */
 	uint64_t memfree_bytes;		/* /proc/meminfo MemFree */
 	uint64_t rss_bytes;		/* this process */
+	uint64_t heap_bytes;		/* this process's malloc() (mallinfo2) */
+	uint64_t own_heap_bytes;	/* ... of which the snapshot's own */
 	int ncache;
 	struct cache_snap {
 		char name[64];
