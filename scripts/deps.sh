@@ -45,6 +45,9 @@ packages=(
 	libclang-rt-14-dev
 	gcc-multilib
 	liburing-dev
+	libev-dev
+	libevent-dev
+	libuv1-dev
 	"$@"
 )
 
