@@ -49,6 +49,10 @@ packages=(
 	# that it builds with no network
 	golang-go
 	golang-golang-x-sys-dev
+	# the timer libraries the bench compares (userspace/bench/c_lib*.c)
+	libev-dev
+	libevent-dev
+	libuv1-dev
 	"$@"
 )
 

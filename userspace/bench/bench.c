@@ -42,7 +42,7 @@
 
 static const struct contender_ops *all_ops[] = {
 	&scan_ops, &timerfd_ops, &twheel_ops, &inproc_ops, &uring_ops,
-	&sqpoll_ops,
+	&sqpoll_ops, &libev_ops, &libevent_ops, &libuv_ops,
 };
 
 struct opts {
@@ -70,8 +70,12 @@ static int failed;	/* a correctness check failed */
 
 static bool needs_now(const struct contender_ops *ops)
 {
-	/* twheel and inproc read their own clock, as the module does */
-	return ops == &scan_ops || ops == &timerfd_ops;
+	/*
+	 * twheel and inproc read their own clock, as the module does; the
+	 * libraries' loops take the bench's, read once per batch, as the
+	 * time of a loop iteration
+	 */
+	return ops == &scan_ops || ops == &timerfd_ops || is_lib(ops);
 }
 
 static uint64_t *make_ids(uint64_t n)
@@ -730,6 +734,18 @@ static void twheel_mem_json(struct contender *c, uint64_t n)
 	json_u("armed", st.armed);
 }
 
+/*
+ * A library contender's own count, beside its RSS and heap growth: the
+ * map id -> record and one record per id (as asked of malloc(), without
+ * the chunk's header and rounding); the library's own arrays (libev's
+ * heap of timers, libevent's min-heap) are in the growth only.
+ */
+static void lib_mem_json(struct lib_contender *l, uint64_t n)
+{
+	json_f("map_bytes_per_id", (double)hmap_bytes(&l->map) / (double)n);
+	json_u("record_size", l->rec_size);
+}
+
 /* Arm every id with write()-style touches (the insert path); memory. */
 static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 {
@@ -783,6 +799,8 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 		}
 		if (o->ops == &scan_ops)
 			json_f("table_bytes_per_id", (double)scan_table_bytes(c) / (double)n);
+		if (is_lib(o->ops))
+			lib_mem_json((struct lib_contender *)c, n);
 		json_end();
 		mem_snap_free(&m0);
 		mem_snap_free(&m1);
@@ -994,7 +1012,8 @@ static void limits(const struct opts *o)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: twheel_bench [-o FILE] [-r REP] -c scan|timerfd|twheel|inproc\n"
+		"usage: twheel_bench [-o FILE] [-r REP]\n"
+		"                    -c scan|timerfd|twheel|inproc|uring|sqpoll|libev|libevent|libuv\n"
 		"                    -n N WORKLOAD [OPTIONS]\n"
 		"       (touch: -c takes a comma-separated list, run side by side)\n"
 		"workloads: heartbeat [--period-ms P] [--window-ms W | --periods K] [--batch B]\n"

@@ -2,13 +2,15 @@
 /*
  * twheel_bench: the benchmark behind `make bench` (scripts/bench.sh).
  *
- * Four contenders keep the same stream of 64-bit ids alive and report the
+ * The contenders keep the same stream of 64-bit ids alive and report the
  * ids that went silent:
  *   scan     a hash map id -> last_seen and a loop scanning it every tick
  *   timerfd  one timerfd per id, all in one epoll set
  *   twheel   /dev/twheel: write() touches, read() expirations
  *   uring, sqpoll  the same, touched through io_uring (touch runs only)
  *   inproc   kmod/twheel_core.c linked into this process (malloc'd nodes)
+ *   libev, libevent, libuv  the timer libraries a C service would use
+ *            instead: one timer per id, expired from the library's loop
  *
  * This header is shared by every file, including c_inproc.c, which is
  * compiled against the kernel shims of tools/include (no uapi header).
@@ -83,7 +85,7 @@ struct contender {
 };
 
 extern const struct contender_ops scan_ops, timerfd_ops, twheel_ops,
-	inproc_ops, uring_ops, sqpoll_ops;
+	inproc_ops, uring_ops, sqpoll_ops, libev_ops, libevent_ops, libuv_ops;
 
 /* twheel-only extras (c_twheel.c) */
 struct twheel_stats;
@@ -154,6 +156,8 @@ struct memsnap {
 	uint64_t vmalloc_bytes;		/* /proc/meminfo VmallocUsed */
 	uint64_t memfree_bytes;		/* /proc/meminfo MemFree */
 	uint64_t rss_bytes;		/* this process */
+	uint64_t heap_bytes;		/* this process's malloc() (mallinfo2) */
+	uint64_t own_heap_bytes;	/* ... of which the snapshot's own */
 	int ncache;
 	struct cache_snap {
 		char name[64];
@@ -188,5 +192,41 @@ void json_f(const char *key, double v);
 void json_s(const char *key, const char *v);
 void json_raw(const char *key, const char *v);	/* v is JSON already */
 void json_end(void);
+
+/* ---- c_lib.c: what the libev, libevent and libuv contenders share -------- */
+
+/*
+ * Each id is a malloc'd record holding the library's timer, the id and the
+ * deadline the bench asked for, found through a map id -> record.  Each of
+ * the three contenders starts with this.
+ */
+struct lib_contender {
+	struct contender c;
+	struct hmap map;	/* id -> record (its address) */
+	uint64_t rec_size;	/* bytes asked of malloc() for one record */
+};
+
+bool is_lib(const struct contender_ops *ops);
+void lib_init(struct lib_contender *l, const struct copts *o, size_t rec_size);
+/* the record of @id, or NULL */
+void *lib_find(struct lib_contender *l, uint64_t id);
+/* the record of @id, a new uninitialised one if absent (*added = 1); NULL
+ * if malloc() failed */
+void *lib_get(struct lib_contender *l, uint64_t id, int *added);
+void lib_forget(struct lib_contender *l, uint64_t id);
+/* hands every record to @dispose (free() if NULL), then frees the map */
+void lib_free_all(struct lib_contender *l, void (*dispose)(void *rec));
+/*
+ * The bench's clock for an event due at @deadline that a library callback
+ * hands over: *@seen, read once per batch of expirations (0: not yet), and
+ * read again if it is older than the deadline, which the library's clock
+ * has passed (so the batch's clock went stale).
+ */
+uint64_t lib_seen(uint64_t *seen, uint64_t deadline);
+/* a ns count as whole units of @unit ns, rounded up */
+static inline uint64_t div_up(uint64_t ns, uint64_t unit)
+{
+	return ns / unit + !!(ns % unit);
+}
 
 #endif

@@ -19,7 +19,12 @@ import sys
 import tempfile
 import time
 
-CONTENDERS = ["twheel", "inproc", "timerfd", "scan"]
+LIBS = ["libev", "libevent", "libuv"]
+CONTENDERS = ["twheel", "inproc", "timerfd", "scan"] + LIBS
+# one call per touched id, the bench's clock read once per 1024: no batch
+PER_ID = ["timerfd", "scan"] + LIBS
+# user memory only
+USER = ["inproc", "scan"] + LIBS
 LABEL = {
     "twheel": "twheel (/dev/twheel)",
     "inproc": "in-process wheel",
@@ -27,9 +32,13 @@ LABEL = {
     "scan": "map + scan",
     "uring": "twheel through io_uring",
     "sqpoll": "twheel through io_uring, SQPOLL",
+    "libev": "libev",
+    "libevent": "libevent",
+    "libuv": "libuv",
 }
 COLOR = {"twheel": "#1f77b4", "inproc": "#2ca02c", "timerfd": "#d62728",
-         "scan": "#ff7f0e", "uring": "#9467bd", "sqpoll": "#8c564b"}
+         "scan": "#ff7f0e", "uring": "#9467bd", "sqpoll": "#8c564b",
+         "libev": "#e377c2", "libevent": "#7f7f7f", "libuv": "#17becf"}
 
 
 def load(path):
@@ -241,7 +250,9 @@ def bar_plot(path, title, ylabel, groups, names, colors, workdir, logy=False,
                 cols += ["{} {} {}".format(*v) if v else "NaN NaN NaN"]
             f.write('"{}" {}\n'.format(xtic, " ".join(cols)))
     cmds = [
-        "set terminal pngcairo size 900,560 font 'DejaVu Sans,11'",
+        # room for the labels under the groups (190 px each)
+        "set terminal pngcairo size {},560 font 'DejaVu Sans,11'".format(
+            max(900, 190 * len(groups))),
         "set output " + q(path),
         "set title " + q(title),
         "set ylabel " + q(ylabel),
@@ -568,7 +579,12 @@ def touch_section(d, rows, plots):
         "as write() of 1, 64 or 1024 ids; the in-process wheel with the "
         "same batches (one clock read per 64 ids, as the module); timerfd "
         "as one timerfd_settime() per id and scan as one map update per id, "
-        "each with one clock read per 1024 ids.  Wall ns per touch: the "
+        "each with one clock read per 1024 ids; the timer libraries the "
+        "same way, one call per id on the id's timer after refreshing the "
+        "loop's cached time once per 1024 ids: libev's ev_timer_again(), "
+        "libevent's event_add() with a common timeout (run from a callback "
+        "of one loop iteration, whose cached time it uses), libuv's "
+        "uv_timer_start().  Wall ns per touch: the "
         "stream is cut into rounds, each round runs every series once "
         "(rotating order), and a run reports its best round (noise from the "
         "shared host only ever adds time; every round is in the JSON "
@@ -584,7 +600,7 @@ def touch_section(d, rows, plots):
             for b in bs:
                 a = agg(pick(rows, "touch", c, n, batch=b), "ns_per_touch")
                 ins = agg(pick(rows, "insert", c, n), "ns_per_id")
-                what = ("per id" if c in ("timerfd", "scan") else
+                what = ("per id" if c in PER_ID else
                         "{} ids per call".format(b))
                 pr = paired(rows, n, (c, b), ("twheel", 1024))
                 out.append([LABEL[c], what, len(a.v), cell(a),
@@ -627,7 +643,7 @@ def touch_section(d, rows, plots):
     series = []
     for c, b in (("twheel", 1), ("twheel", 64), ("twheel", 1024),
                  ("inproc", 1024), ("inproc", 1), ("timerfd", None),
-                 ("scan", None)):
+                 ("scan", None)) + tuple((c, None) for c in LIBS):
         m = {"batch": b} if b else {}
         lab = LABEL[c] + (" ×{}".format(b) if b else "")
         col = COLOR[c]
@@ -650,8 +666,15 @@ def memory_section(d, rows, plots):
         "process holds N ids, after shrinking every cache (the guest boots "
         "with slab_nomerge, so each cache is its own line in /proc/slabinfo: "
         "the caches that grew most are listed).  twheel also reports "
-        "`stats.mem_bytes`.  The map + scan and in-process contenders hold "
-        "user memory only (RSS growth, for reference).  Measured with no "
+        "`stats.mem_bytes`.  The map + scan, in-process and timer-library "
+        "contenders hold user memory only: the process's RSS growth, and "
+        "its malloc() heap growth (mallinfo2, chunk headers included), "
+        "which unlike the RSS does not miss the memory that a contender "
+        "armed earlier in the same process freed and a later one reused.  "
+        "The timer libraries keep one malloc'd record per id (the "
+        "library's timer, the id, its deadline) in a hash map id → record "
+        "of 16 B per slot, at most 2/3 full; the JSON lines have the "
+        "record's size and the map's bytes per id.  Measured with no "
         "child memory cgroup on the system; the cost with memory-cgroup "
         "accounting on follows.  The ids are touched with write(), so they "
         "carry no data; *twheel, ids armed with data* is the same N ids "
@@ -675,11 +698,13 @@ def memory_section(d, rows, plots):
                                  for t in top if t["bytes_per_id"] >= 1)
                 out.append([label, len(rr), cell(agg(rr, "kernel_bytes_per_id")),
                             cell(agg(rr, "mem_bytes_per_id")) if c == "twheel" else "–",
-                            tops or "–", cell(agg(rr, "rss_bytes_per_id"))])
+                            tops or "–", cell(agg(rr, "rss_bytes_per_id")),
+                            cell(agg(rr, "heap_bytes_per_id"))])
         d.p("### {} ids".format(nfmt(n)))
         d.p()
         d.table(["contender", "runs", "kernel B per id", "stats.mem_bytes per id",
-                 "largest slab growth, B per id", "process RSS B per id"], out)
+                 "largest slab growth, B per id", "process RSS B per id",
+                 "process heap B per id"], out)
     cgr = [r for r in rows if r.get("workload") == "memory" and
            r.get("tag") in ("memcg", "kmem")]
     if cgr:
@@ -716,12 +741,17 @@ def memory_section(d, rows, plots):
     series = [(LABEL[c] + " (kernel)", COLOR[c],
                pts(rows, "memory", c, "kernel_bytes_per_id"))
               for c in ("twheel", "timerfd")]
-    series += [(LABEL[c] + " (user RSS)", COLOR[c],
-                pts(rows, "memory", c, "rss_bytes_per_id"))
-               for c in ("inproc", "scan")]
+    # user memory: the heap growth where the run measured it, else the RSS
+    heap = any("heap_bytes_per_id" in r for r in pick(rows, "memory"))
+    key, what = (("heap_bytes_per_id", "heap") if heap else
+                 ("rss_bytes_per_id", "RSS"))
+    series += [(LABEL[c] + " (user {})".format(what), COLOR[c],
+                pts(rows, "memory", c, key))
+               for c in USER]
     if line_plot("memory.png", "Memory per armed id", "ids (N)",
                  "bytes per id", series, plots["dir"],
-                 note="kernel: Slab + VmallocUsed growth; user: RSS growth"):
+                 note="kernel: Slab + VmallocUsed growth; user: {} growth"
+                 .format("malloc() heap" if heap else "RSS")):
         plots["list"].append(("memory.png", "bytes per id vs N"))
 
 
@@ -785,7 +815,7 @@ def burst_section(d, rows, guest, plots):
 def idle_section(d, rows, plots):
     d.p("## Idle")
     d.p()
-    d.p("Each contender in its own process, all four side by side: some "
+    d.p("Each contender in its own process, all side by side: some "
         "seconds with no id, then some seconds with 10,000 ids a year away. "
         "CPU = utime + stime from /proc/self/stat over the phase (tick "
         "granularity, 10 ms) and from getrusage() (exact); twheel's hrtimer "
@@ -853,7 +883,8 @@ def scaling_section(d, rows):
         fmt(agg(pick(rows, "heartbeat", "scan", n), "scan_pass_ms").med)
         for n in ns])
     for c, b in (("twheel", 1024), ("twheel", 1), ("inproc", 1024),
-                 ("timerfd", None), ("scan", None)):
+                 ("timerfd", None), ("scan", None)) + tuple((c, None)
+                                                            for c in LIBS):
         m = {"batch": b} if b else {}
         out.append(["touch ns, " + LABEL[c] + (" ×{}".format(b) if b else "")] +
                    [fmt(agg(pick(rows, "touch", c, n, **m), "ns_per_touch").med)
@@ -963,7 +994,10 @@ def main():
         "wheel** (kmod/twheel_core.c linked into the bench with the "
         "tools/include shims, driven like twheel_main.c drives it, malloc'd "
         "nodes), **timerfd + epoll** (one timerfd per id), **map + scan** "
-        "(hash map id → last seen, scanned every 1 ms tick).")
+        "(hash map id → last seen, scanned every 1 ms tick), and the timer "
+        "libraries a C service would use instead, each with one timer per "
+        "id run by its own loop: **libev** (ev_timer), **libevent** (an "
+        "event per id on a common timeout), **libuv** (uv_timer_t).")
     d.p()
     targets(d, rows, guest)
 

@@ -17,7 +17,11 @@
 #   BENCH_BIG [4000000]       the largest count (0: skip): heartbeat once,
 #   BENCH_BIG_REPS [3]        touch this many times
 #   BENCH_BIG_TOUCH [twheel,inproc,scan]  contenders of the touch run at BENCH_BIG
-#   BENCH_BIG_HB [twheel inproc scan]    contenders of the heartbeat at BENCH_BIG
+#   BENCH_BIG_HB [twheel inproc scan and BENCH_LIBS]
+#                             contenders of the heartbeat at BENCH_BIG
+#   BENCH_LIBS [libev,libevent,libuv]  the timer libraries' contenders, beside
+#                             twheel, inproc and scan in every touch (and
+#                             memory), heartbeat and idle run ("": none)
 #   BENCH_TFD_MAX [100000]    timerfd runs in every repetition up to this count
 #   BENCH_TFD_BIG [1000000]   and in the first one (touch and memory, no burst,
 #                             no heartbeat) up to this count
@@ -46,7 +50,9 @@ sizes=${BENCH_N:-10000 100000 1000000}
 big=${BENCH_BIG:-4000000}
 big_reps=${BENCH_BIG_REPS:-3}
 big_touch=${BENCH_BIG_TOUCH:-twheel,inproc,scan}
-big_hb=${BENCH_BIG_HB:-twheel inproc scan}
+libs=${BENCH_LIBS-libev,libevent,libuv}
+lib_words=$(echo "$libs" | tr , ' ')
+big_hb=${BENCH_BIG_HB:-twheel inproc scan $lib_words}
 tfd_max=${BENCH_TFD_MAX:-100000}
 tfd_big=${BENCH_TFD_BIG:-1000000}
 touches=${BENCH_TOUCHES:-200000}
@@ -101,7 +107,7 @@ echo 1000000000 > /proc/sys/fs/epoll/max_user_watches 2> /dev/null
 : > "$res"
 : > "$out/bench-stderr.log"
 cat > "$out/guest.json" << EOF
-{"kernel":"$(uname -r)","cpus":$(nproc),"mem_kb":$(awk '/MemTotal/ {print $2}' /proc/meminfo),"clocksource":"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)","cpu_model":"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)","thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled)","reps":$reps,"sizes":"$sizes","big":$big,"big_reps":$big_reps,"big_touch":"$big_touch","big_hb":"$big_hb","tfd_max":$tfd_max,"tfd_big":$tfd_big,"touches":$touches,"rounds":$rounds,"rate":$rate,"window_ms":$window_ms,"idle_s":$idle_s,"twheel_expire_batch":$(sed -n 's/^#define TW_EXPIRE_BATCH[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1),"twheel_read_chunk":$(sed -n 's/^#define TW_READ_CHUNK[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1)}
+{"kernel":"$(uname -r)","cpus":$(nproc),"mem_kb":$(awk '/MemTotal/ {print $2}' /proc/meminfo),"clocksource":"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)","cpu_model":"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)","thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled)","reps":$reps,"sizes":"$sizes","big":$big,"big_reps":$big_reps,"big_touch":"$big_touch","big_hb":"$big_hb","libs":"$libs","tfd_max":$tfd_max,"tfd_big":$tfd_big,"touches":$touches,"rounds":$rounds,"rate":$rate,"window_ms":$window_ms,"idle_s":$idle_s,"twheel_expire_batch":$(sed -n 's/^#define TW_EXPIRE_BATCH[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1),"twheel_read_chunk":$(sed -n 's/^#define TW_READ_CHUNK[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1)}
 EOF
 log "guest: $(cat "$out/guest.json")"
 run "limits" "$bin" limits
@@ -109,10 +115,10 @@ run "limits" "$bin" limits
 rep=1
 while [ "$rep" -le "$reps" ]; do
 	log "=== repetition $rep of $reps"
-	# idle: the four side by side, each in its own process
+	# idle: side by side, each in its own process
 	log "idle: ${idle_s} s empty, ${idle_s} s with 10000 ids a year away"
 	pids=
-	for c in scan timerfd twheel inproc; do
+	for c in scan timerfd twheel inproc $lib_words; do
 		"$bin" -r "$rep" -c "$c" --seconds "$idle_s" --far 10000 \
 			-o "$out/idle-$c.jsonl" idle 2>> "$out/bench-stderr.log" &
 		pids="$pids $!"
@@ -130,7 +136,7 @@ while [ "$rep" -le "$reps" ]; do
 
 	# touch, memory, burst: the contenders side by side in one process
 	for n in $sizes; do
-		cl=twheel,inproc,scan
+		cl=twheel,inproc,scan${libs:+,$libs}
 		bl=twheel,inproc,scan
 		if [ "$n" -le "$tfd_max" ]; then
 			cl=$cl,timerfd
@@ -162,7 +168,7 @@ while [ "$rep" -le "$reps" ]; do
 	done
 	for n in $sizes; do
 		p=$(period_ms "$n")
-		for c in twheel inproc scan timerfd; do
+		for c in twheel inproc scan timerfd $lib_words; do
 			[ "$c" = timerfd ] && [ "$n" -gt "$tfd_max" ] && continue
 			run "heartbeat $c n=$n period ${p} ms rep $rep" \
 				"$bin" -r "$rep" -c "$c" -n "$n" heartbeat --period-ms "$p" \

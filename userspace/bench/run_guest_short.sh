@@ -30,7 +30,7 @@ out=${TWHEEL_OUT:-/tmp}
 res=$out/bench-short.jsonl
 rcs=$out/bench-short.rc
 N=10000
-cs="scan timerfd twheel inproc"
+cs="scan timerfd twheel inproc libev libevent libuv"
 
 echo "TAP version 13"
 [ -c /dev/twheel ] ||
@@ -56,10 +56,13 @@ for c in $cs; do
 	step "heartbeat/$c" "$bin" -c "$c" -n $N heartbeat --period-ms 100 \
 		--window-ms 1000
 done
-# 2. touch throughput (the four side by side in one process), kernel
-#    memory per id, an expiry burst of all ids
-step touch "$bin" -c scan,timerfd,twheel,inproc -n $N touch --touches 20000 \
-	--burst --mem
+# 2. touch throughput (all side by side in one process), kernel memory
+#    per id (user memory for the in-process ones), an expiry burst of all
+#    ids.  The timer libraries first: the array of fd watchers of a libuv
+#    loop grows to its highest fd, high after the 10K timerfds (13 B per
+#    id more at 10K ids).
+step touch "$bin" -c libev,libevent,libuv,scan,timerfd,twheel,inproc -n $N \
+	touch --touches 20000 --burst --mem
 #    and through io_uring on a blocking fd (1 and 8 SQEs per submit), with
 #    and without SQPOLL
 step touch-uring "$bin" -c twheel,uring,sqpoll -n $N touch --touches 20000 \
@@ -79,7 +82,7 @@ done
 
 # One awk pass: TAP lines from the exit statuses and the JSON lines; the
 # summary counts them.
-awk -v N=$N -v errs="$rcs.err" '
+awk -v N=$N -v errs="$rcs.err" -v contenders="$cs" '
 function num(l, k,   m) {	# value of a flat key, "" if absent
 	if (!match(l, "\"" k "\":\"?[^,\"}]*"))
 		return ""
@@ -118,6 +121,13 @@ function one(x) { return x != "" && x + 0 >= 0.99 && x + 0 <= 1.05 }
 # the 10K are counted (0.988 per id measured with the host busy); any
 # defect this guards against is 0 or 2 files per id
 function onefile(x) { return x != "" && x + 0 >= 0.95 && x + 0 <= 1.05 }
+# malloc() heap per id of a timer library: the record of the id (a chunk
+# with its header, up to 24 B more), its share of the map id -> record,
+# and the arrays of the library (the heap of timers of libev: 16 to 32 B)
+function libmemok(l,   h, m) {
+	h = num(l, "heap_bytes_per_id"); m = num(l, "record_size") + num(l, "map_bytes_per_id")
+	return h != "" && num(l, "record_size") + 0 > 0 && h + 0 >= m && h + 0 <= m + 64
+}
 # stats.mem_bytes per id of n ids in a settled wheel: a node each (the
 # object size of the cache, 32 B; the objsize in slabinfo adds the
 # redzones) plus the index, which a resize leaves 3/4 to 9/10 full of
@@ -154,9 +164,10 @@ file == 1 { rc[$1] = $2; next }
 	else rec[w "/" c] = $0
 }
 END {
-	split("scan timerfd twheel inproc", cs, " ")
+	nc = split(contenders, cs, " ")
 	iou["uring"]; iou["sqpoll"]
-	for (i = 1; i <= 4; i++) {
+	lib["libev"]; lib["libevent"]; lib["libuv"]
+	for (i = 1; i <= nc; i++) {
 		c = cs[i]; l = rec["heartbeat/" c]
 		tap(rc["heartbeat/" c] == 0 && l != "" && num(l, "early") == 0 &&
 		    num(l, "delivered_expected") == num(l, "expected") &&
@@ -176,7 +187,7 @@ END {
 		tap(rc["touch-uring"] == 0 && tl[c] != "" && !tbad[c],
 		    "touch " c " n=" N ": exit " rc["touch-uring"] ", ns per touch non-zero (" substr(tl[c], 3) ")" \
 		    (c in coarse ? "; 0 allowed: guest clock resolution " coarse[c] " ns" : ""))
-	for (i = 1; i <= 4; i++) {
+	for (i = 1; i <= nc; i++) {
 		c = cs[i]
 		tap(rc["touch"] == 0 && tl[c] != "" && !tbad[c],
 		    "touch " c " n=" N ": exit " rc["touch"] ", ns per touch non-zero (" substr(tl[c], 3) ")" \
@@ -209,6 +220,11 @@ END {
 			tap(onefile(cachef(l, "filp", "objs_per_id")),
 			    "memory timerfd: " cachef(l, "filp", "objs_per_id") " filp objects per id; global delta " \
 			    num(l, "kernel_bytes_per_id") " B per id (not asserted)")
+		if (c in lib)
+			tap(libmemok(l),
+			    "memory " c ": " num(l, "heap_bytes_per_id") " B of heap per id for a " \
+			    num(l, "record_size") " B record and " num(l, "map_bytes_per_id") \
+			    " B of map (up to 64 B more); RSS " num(l, "rss_bytes_per_id") " B per id (not asserted)")
 	}
 	# ids armed with data: the same node as touched ids (for both, one
 	# twheel_node object per id, of the same size: 32 B, more on a debug
@@ -225,7 +241,7 @@ END {
 	    cache(d, "objsize") " B per id, stats.mem_bytes " x " per id more than touched ids, " \
 	    "no other cache grew by half an object per id; global delta " \
 	    num(d, "kernel_bytes_per_id") " B per id (not asserted)")
-	for (i = 1; i <= 4; i++) {
+	for (i = 1; i <= nc; i++) {
 		c = cs[i]; e = rec["idle/" c "/empty"]; f = rec["idle/" c "/far"]
 		tap(rc["idle/" c] == 0 && e != "" && f != "" && num(e, "events") == 0 &&
 		    num(f, "events") == 0,

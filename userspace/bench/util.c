@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,18 @@ static uint64_t rss_bytes(void)
 	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/*
+ * Bytes this process holds from malloc(), chunk headers included: unlike
+ * the RSS, blind to memory that an earlier contender of the same process
+ * freed and a later one got back.
+ */
+static uint64_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+}
+
 void mem_snap(struct memsnap *m)
 {
 	char line[512];
@@ -355,6 +368,8 @@ void mem_snap(struct memsnap *m)
 	FILE *f;
 
 	memset(m, 0, sizeof(*m));
+	/* before this snapshot's own allocations */
+	m->heap_bytes = heap_bytes();
 	m->cache = xcalloc((size_t)cap, sizeof(*m->cache));
 	shrink_caches();
 	f = fopen("/proc/slabinfo", "r");
@@ -389,6 +404,8 @@ void mem_snap(struct memsnap *m)
 	m->vmalloc_bytes = meminfo_kb("VmallocUsed");
 	m->memfree_bytes = meminfo_kb("MemFree");
 	m->rss_bytes = rss_bytes();
+	/* the chunk of m->cache: live until mem_snap_free(), after the next */
+	m->own_heap_bytes = malloc_usable_size(m->cache) + sizeof(size_t);
 }
 
 void mem_snap_free(struct memsnap *m)
@@ -430,14 +447,16 @@ void mem_delta_json(FILE *f, const struct memsnap *a, const struct memsnap *b,
 	fprintf(f, ",\"cgroup\":\"%s\"", cg);
 	fprintf(f, ",\"kernel_bytes_per_id\":%.2f,\"meminfo_slab_bytes_per_id\":%.2f,"
 		"\"slab_bytes_per_id\":%.2f,\"vmalloc_bytes_per_id\":%.2f,"
-		"\"memfree_bytes_per_id\":%.2f,\"rss_bytes_per_id\":%.2f",
+		"\"memfree_bytes_per_id\":%.2f,\"rss_bytes_per_id\":%.2f,"
+		"\"heap_bytes_per_id\":%.2f",
 		(sdiff(b->meminfo_slab_bytes, a->meminfo_slab_bytes) +
 		 sdiff(b->vmalloc_bytes, a->vmalloc_bytes)) / dn,
 		sdiff(b->meminfo_slab_bytes, a->meminfo_slab_bytes) / dn,
 		sdiff(b->slab_bytes, a->slab_bytes) / dn,
 		sdiff(b->vmalloc_bytes, a->vmalloc_bytes) / dn,
 		sdiff(a->memfree_bytes, b->memfree_bytes) / dn,
-		sdiff(b->rss_bytes, a->rss_bytes) / dn);
+		sdiff(b->rss_bytes, a->rss_bytes) / dn,
+		sdiff(b->heap_bytes, a->heap_bytes + a->own_heap_bytes) / dn);
 	/* the caches that grew most (same order of caches in both snapshots) */
 	for (i = 0; i < b->ncache; i++) {
 		int64_t d = (int64_t)b->cache[i].bytes, o = (int64_t)b->cache[i].objs;

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the libev, libevent and libuv contenders share: the map id ->
+ * record, a record being what a service keeps per id (the library's timer,
+ * the id and, for the bench, the deadline asked for), one malloc() each.
+ */
+#include <stdlib.h>
+
+#include "bench.h"
+
+bool is_lib(const struct contender_ops *ops)
+{
+	return ops == &libev_ops || ops == &libevent_ops || ops == &libuv_ops;
+}
+
+void lib_init(struct lib_contender *l, const struct copts *o, size_t rec_size)
+{
+	hmap_init(&l->map, o->n_max);
+	l->rec_size = rec_size;
+}
+
+void *lib_find(struct lib_contender *l, uint64_t id)
+{
+	uint64_t *v = hmap_find(&l->map, id);
+
+	return v ? (void *)(uintptr_t)*v : NULL;
+}
+
+void *lib_get(struct lib_contender *l, uint64_t id, int *added)
+{
+	uint64_t *v = hmap_upsert(&l->map, id, added);
+	void *rec;
+
+	if (!*added)
+		return (void *)(uintptr_t)*v;
+	rec = malloc(l->rec_size);
+	if (!rec) {
+		hmap_delete(&l->map, id);
+		return NULL;
+	}
+	*v = (uintptr_t)rec;
+	l->c.n_ids = l->map.nr;
+	return rec;
+}
+
+void lib_forget(struct lib_contender *l, uint64_t id)
+{
+	hmap_delete(&l->map, id);
+	l->c.n_ids = l->map.nr;
+}
+
+void lib_free_all(struct lib_contender *l, void (*dispose)(void *rec))
+{
+	uint64_t i;
+
+	for (i = 0; i <= l->map.mask; i++) {
+		void *rec = (void *)(uintptr_t)l->map.vals[i];
+
+		if (l->map.keys[i] == HMAP_EMPTY)
+			continue;
+		if (dispose)
+			dispose(rec);
+		else
+			free(rec);
+	}
+	hmap_free(&l->map);
+	l->c.n_ids = 0;
+}
+
+uint64_t lib_seen(uint64_t *seen, uint64_t deadline)
+{
+	if (*seen < deadline)
+		*seen = mono_ns();
+	return *seen;
+}
