@@ -12,8 +12,9 @@
  * kworker (twheel before "the owner pays") gives the victim a fraction of
  * that while the burst is expired.
  *
- * 2,000,000 ids; TWHEEL_SCALE_IDS sets fewer (the debug kernel's run).
- * Both shares and the victim's worst 100 ms window are logged.
+ * 2,000,000 ids; TWHEEL_SCALE_IDS sets fewer (the debug kernel's run,
+ * where TWHEEL_SLOW_KERNEL makes the share logged, not asserted).  Both
+ * shares and the victim's worst 100 ms window are logged.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -283,6 +284,13 @@ TEST_F_TIMEOUT(owner, pays, 300)
 	TH_LOG("owner, in %.1f s: %llu events read, %llu full cycles",
 	       OWN_ATTACK / 1e9, U(sh->read), U(sh->cycles));
 	ASSERT_LT(0, base);
+	/*
+	 * The debug kernel's own threads (kmemleak's scan, KASAN's
+	 * quarantine) take CPU 0 at times of their choosing: there the run
+	 * is for its reports, the share is only logged.
+	 */
+	if (getenv("TWHEEL_SLOW_KERNEL"))
+		return;
 	EXPECT_LE(OWN_SHARE * base, 100 * att)
 		TH_LOG("the victim kept %.1f%% of its CPU (wanted >= %d%%)",
 		       100 * att / base, OWN_SHARE);
