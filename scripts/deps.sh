@@ -45,6 +45,7 @@ packages=(
 	libclang-rt-14-dev
 	gcc-multilib
 	liburing-dev
+	rsync
 	"$@"
 )
 
