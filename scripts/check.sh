@@ -6,7 +6,8 @@
 #      the wheel algorithm in user space under ASan/UBSan (the KUnit
 #      suite of twheel_kunit.ko built as a program) and a fixed-length
 #      libFuzzer run of it against a model; the Go package's vet and
-#      device-less tests
+#      device-less tests; the selftests dropped into a copy of the
+#      kernel's tools/testing/selftests (scripts/ksft-dropin.sh)
 #   3. install paths: make install/uninstall, modinfo, DKMS
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel
 #      (scripts/guest.sh): kselftests (64-bit and -m32), the user-space
@@ -87,6 +88,10 @@ tier "host: Go package: gofmt, go vet, tests without the device (race detector)"
 GOCACHE=${GOCACHE:-${TWHEEL_CACHE:-/var/cache/twheel}/go-build} \
 	make -s -C userspace/go check-host 2>&1 | tee "$log/go"
 add_counts "$log/go" "userspace/go check-host"
+
+tier "host: the selftests dropped into the kernel tree (kselftest's lib.mk and runner)"
+scripts/ksft-dropin.sh | tee "$log/dropin"
+add_counts "$log/dropin" ksft-dropin.sh
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"

@@ -53,6 +53,8 @@ packages=(
 	libev-dev
 	libevent-dev
 	libuv1-dev
+	# lib.mk's install (selftests/Makefile)
+	rsync
 	"$@"
 )
 

@@ -11,14 +11,25 @@
 # containing, relative to the kernel tree root:
 #   tools/testing/selftests/kselftest_harness.h
 #   tools/testing/selftests/kselftest.h
+#   tools/testing/selftests/lib.mk
+#   tools/testing/selftests/kselftest/runner.sh
+#   tools/testing/selftests/kselftest/prefix.pl
+#   tools/testing/selftests/kselftest/module.sh
+#   tools/testing/selftests/run_kselftest.sh
+#   tools/testing/selftests/Makefile
+#   scripts/subarch.include
 #   scripts/checkpatch.pl
 #   scripts/spelling.txt
 #   scripts/const_structs.checkpatch
 #   scripts/kernel-doc
 #   Documentation/userspace-api/ioctl/ioctl-number.rst
+# (kselftest's lib.mk and runner are used in place by selftests/Makefile;
+# the selftests Makefile and subarch.include by scripts/ksft-dropin.sh).
 #
 # The extraction goes to a temporary directory that is renamed into place
 # only once complete, so an interrupted run never leaves a partial cache.
+# A cache of an older, shorter list gets the files it lacks, each renamed
+# into place: none is ever removed, a concurrent build may be reading it.
 set -euo pipefail
 
 usage() {
@@ -35,6 +46,13 @@ prefix=linux-source-6.1
 files=(
 	tools/testing/selftests/kselftest_harness.h
 	tools/testing/selftests/kselftest.h
+	tools/testing/selftests/lib.mk
+	tools/testing/selftests/kselftest/runner.sh
+	tools/testing/selftests/kselftest/prefix.pl
+	tools/testing/selftests/kselftest/module.sh
+	tools/testing/selftests/run_kselftest.sh
+	tools/testing/selftests/Makefile
+	scripts/subarch.include
 	scripts/checkpatch.pl
 	scripts/spelling.txt
 	scripts/const_structs.checkpatch
@@ -92,15 +110,16 @@ if ! complete "$tmp"; then
 fi
 chmod 755 "$tmp"
 
-# A stale, incomplete cache (e.g. from an older layout) is replaced.
-if [[ -e "$dest" ]] && ! complete "$dest"; then
-	rm -rf "$dest"
-fi
-# mv -T refuses to move into an existing directory; if a concurrent run
-# won the race, its (complete) result is kept and ours is discarded.
+# mv -T refuses to move into an existing directory: that of an older list
+# (or of a concurrent run, complete then) gets what it lacks.
 if ! mv -T "$tmp" "$dest" 2>/dev/null; then
+	for f in "${files[@]}"; do
+		[[ -f "$dest/$f" ]] && continue
+		mkdir -p "$(dirname "$dest/$f")"
+		mv -f "$tmp/$f" "$dest/$f"
+	done
 	if ! complete "$dest"; then
-		echo "ksrc.sh: could not install cache directory $dest" >&2
+		echo "ksrc.sh: could not complete cache directory $dest" >&2
 		exit 1
 	fi
 fi

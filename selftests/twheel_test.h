@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The helpers the twheel selftests share, one header for the tier: the
- * units, opening /dev/twheel or skipping (OPEN_OR_SKIP), the clocks in ns
- * and sleeps on them, the run's seed, the ioctls as 0 or -errno (batch
- * ARM/CANCEL, QUERY, GET_STATS, the config), fd, sysfs and page helpers,
- * runs of ids, a seeded PRNG (splitmix64), an id -> index hash map and a
- * bitmap.  A helper that one suite alone uses stays in that suite.
+ * units, opening /dev/twheel or skipping (OPEN_OR_SKIP; without it the
+ * whole program skips), the clocks in ns and sleeps on them, the run's
+ * seed, the ioctls as 0 or -errno (batch ARM/CANCEL, QUERY, GET_STATS, the
+ * config), fd, sysfs and page helpers, runs of ids, a seeded PRNG
+ * (splitmix64), an id -> index hash map and a bitmap.  A helper that one
+ * suite alone uses stays in that suite.
  *
  * Include it after kselftest_harness.h (OPEN_OR_SKIP uses SKIP() and
- * ASSERT_LE()).  Header-only, so that each suite stays one translation
- * unit (kselftest_harness.h defines non-static symbols).
+ * ASSERT_LE(), skip_without_wheel() ksft_exit_skip()).  Header-only, so
+ * that each suite stays one translation unit (kselftest_harness.h defines
+ * non-static symbols).
  */
 #ifndef TWHEEL_SELFTEST_H
 #define TWHEEL_SELFTEST_H
@@ -56,6 +58,17 @@ static inline int open_wheel(int flags)
 		SKIP(return, DEV " not present (module not loaded)");	\
 	ASSERT_LE(0, (fd)) TH_LOG("open " DEV ": %s", strerror(errno)); \
 } while (0)
+
+/*
+ * Without DEV the whole program skips, before main(): kselftest's runner
+ * then reports it "ok N selftests: twheel: NAME # SKIP" (a harness program
+ * whose every test skipped exits 0, which the runner counts as a pass).
+ */
+static void __attribute__((constructor)) skip_without_wheel(void)
+{
+	if (access(DEV, F_OK) && errno == ENOENT)
+		ksft_exit_skip(DEV " not present (module not loaded)\n");
+}
 
 /* ---- clocks ----------------------------------------------------------- */
 
