@@ -32,6 +32,9 @@ INSTALL_MOD_PATH ?= $(DESTDIR)
 UDEVDIR ?= /lib/udev/rules.d
 MODLOADDIR ?= /usr/lib/modules-load.d
 DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
+# Where dkms-src writes dkms.conf: debian/rules points it at
+# debian/twheel-dkms.dkms, which dh_dkms installs in the tree.
+DKMS_CONF ?= $(DKMS_SRC)/dkms.conf
 
 .PHONY: all modules clean lint check deps install uninstall \
 	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench
@@ -96,7 +99,7 @@ dkms-src:
 	install -m 644 kmod/Kbuild kmod/VERSION kmod/*.c kmod/*.h $(DKMS_SRC)/kmod/
 	install -m 644 uapi/linux/twheel.h $(DKMS_SRC)/uapi/linux/
 	printf 'KDIR ?= /lib/modules/$$(shell uname -r)/build\nmodules:\n\t$$(MAKE) -C $$(KDIR) M=$$(CURDIR) modules\nclean:\n\t$$(MAKE) -C $$(KDIR) M=$$(CURDIR) clean\n' > $(DKMS_SRC)/Makefile
-	sed 's/@VERSION@/$(VERSION)/' kmod/dist/dkms.conf.in > $(DKMS_SRC)/dkms.conf
+	sed 's/@VERSION@/$(VERSION)/' kmod/dist/dkms.conf.in > $(DKMS_CONF)
 
 dkms-install: dkms-src
 	dkms add -m twheel -v $(VERSION)
