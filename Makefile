@@ -15,6 +15,8 @@
 # make uninstall    the reverse
 # make dkms-install register, build and install the module with DKMS
 # make dkms-uninstall
+# make deb          the Debian packages into out/deb (scripts/deb.sh:
+#                   dpkg-buildpackage on a copy of the tree, lintian)
 # make demo        build everything, boot the QEMU guest and run the presence
 #                   service with 1,000,000 users (about a minute)
 # make clean
@@ -37,7 +39,7 @@ DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
 DKMS_CONF ?= $(DKMS_SRC)/dkms.conf
 
 .PHONY: all modules clean lint check deps install uninstall \
-	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench
+	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench deb
 
 all: modules
 
@@ -71,6 +73,9 @@ check-debug:
 
 bench:
 	scripts/bench.sh
+
+deb:
+	scripts/deb.sh
 
 # depmod runs for a live install; a staged one (INSTALL_MOD_PATH or DESTDIR
 # set, as in a package build) leaves it to the package's postinst.
