@@ -45,6 +45,10 @@ packages=(
 	libclang-rt-14-dev
 	gcc-multilib
 	liburing-dev
+	debhelper
+	dh-dkms
+	dh-python
+	lintian
 	"$@"
 )
 
