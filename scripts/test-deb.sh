@@ -20,6 +20,8 @@
 #          --keep run on the host: the guest's tests against the packaged
 #          module, library, twheelctl and Python package.  NOT RUN YET
 #          (written without a guest to run it on); see guest() below.
+# The host run also runs the library and Python suites of userspace/tests
+# against the installed library and package (their device tests skip).
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,28 +48,14 @@ t() { # DESCRIPTION COMMAND...: a TAP line; the output's end on failure
 	fi
 }
 
-# ------------------------------------------------------------------ guest
-# What the guest part needs, and does (scripts/vm.sh runs the guest in a
-# read-only chroot of the host's root, so it sees the packages a --keep
-# run installed; /tmp is the guest's own tmpfs):
-#  - the packaged module: insmod of the .ko DKMS installed for the running
-#    6.1 kernel, not kmod/twheel.ko;
-#  - the tree's kselftests (make -C selftests on the host first) against
-#    it: they use only the uapi header and /dev/twheel;
-#  - the library suite (userspace/tests/test_lib.c) built in /tmp against
-#    the installed libtwheel with pkg-config (no rpath into the tree);
-#  - the Python suites run from a copy in /tmp whose ../python has no twheel
-#    package (they put ../python first on sys.path), so that `import
-#    twheel` is the system's, with TWHEELCTL=/usr/bin/twheelctl;
-#  - /usr/bin/twheelctl status with the module loaded.
-# userspace/tests/run_guest.sh itself cannot be pointed at the installed
-# files: it sets TWHEELCTL to the tree's binary and requires the tree's
-# build; running it packaged would need it to take TWHEELCTL (and a
-# test_lib path) from the environment.  The check.sh wiring would be:
-# test-deb.sh --keep "$kdir" on the host, then
-# scripts/vm.sh --kernel "$kimg" --out "$out" -- scripts/test-deb.sh --guest,
-# tap_fold_results "$out/deb-guest-results", then apt-get purge the five
-# packages on the host.
+# ------------------------------------------- the suites, on the packages
+# The user-space suites of userspace/tests against the installed files,
+# not the tree's: test_lib.c built in $work against the installed
+# libtwheel with pkg-config (no rpath into the tree), and the Python suites
+# run from a copy in $work whose ../python has no twheel package (they put
+# ../python first on sys.path), so that `import twheel` is the system's,
+# with TWHEELCTL=/usr/bin/twheelctl.  Without /dev/twheel (the host) their
+# device tests skip; in the guest they run.
 
 # PASS/FAIL/SKIP lines of a test program as TAP lines.
 lines_to_tap() { # LABEL CMD...
@@ -84,14 +72,55 @@ lines_to_tap() { # LABEL CMD...
 			skip "$label: ${rest%%: *}" "${rest#*: }"
 			seen=1
 			;;
+		"#"*) echo "$line" ;;
 		*) echo "# $line" ;;
 		esac
 	done < "$log"
 	[ "$seen" -eq 1 ] || not_ok "$label ran (exit $rc, no result lines)"
 }
 
+packaged_suites() {
+	local g=$work/suites
+	mkdir -p "$g/tests" "$g/python/examples"
+	# shellcheck disable=SC2046 # pkg-config's words
+	if cc -D_GNU_SOURCE -O2 -o "$g/test_lib" userspace/tests/test_lib.c \
+		$(pkg-config --cflags --libs libtwheel) > "$log" 2>&1; then
+		check "test_lib.c builds against the installed libtwheel, links its .so.0" \
+			sh -c "ldd '$g/test_lib' | grep -Eq '=> (/usr)?/lib/$multiarch/libtwheel.so.0 '"
+		lines_to_tap test_lib "$g/test_lib" "$g"
+	else
+		not_ok "test_lib.c builds against the installed libtwheel"
+		sed 's/^/#   /' "$log" | tail -n 20
+	fi
+
+	cp userspace/tests/test_python.py userspace/tests/test_python_async.py "$g/tests/"
+	cp userspace/python/examples/presence_async.py "$g/python/examples/"
+	check "the suites' import twheel is /usr/lib/python3/dist-packages/twheel" \
+		sh -c "cd '$g/tests' && $py -c 'import sys; sys.path.insert(0, \"../python\"); import twheel; print(twheel.__file__)' |
+			grep -q '^/usr/lib/python3/dist-packages/twheel/'"
+	TWHEELCTL=/usr/bin/twheelctl PYTHONDONTWRITEBYTECODE=1 \
+		lines_to_tap test_python "$py" "$g/tests/test_python.py"
+	TWHEELCTL=/usr/bin/twheelctl PYTHONDONTWRITEBYTECODE=1 \
+		lines_to_tap test_python_async "$py" "$g/tests/test_python_async.py"
+}
+
+# ------------------------------------------------------------------ guest
+# The guest part: NOT RUN YET (no QEMU guest where this was written).
+# scripts/vm.sh runs the guest in a read-only chroot of the host's root,
+# so it sees the packages a --keep run installed (/tmp is the guest's own
+# tmpfs).  It loads the module DKMS installed for the running 6.1 kernel
+# (not kmod/twheel.ko), runs the tree's kselftests against it (make -C
+# selftests on the host first: they use only the uapi header and
+# /dev/twheel), /usr/bin/twheelctl status, and packaged_suites with the
+# device there.  userspace/tests/run_guest.sh itself cannot be pointed at
+# the installed files (it sets TWHEELCTL to the tree's binary and requires
+# the tree's build); its twheelctl tests against a holder process are not
+# repeated here.  The check.sh wiring would be: test-deb.sh --keep "$kdir"
+# on the host; scripts/vm.sh --kernel "$kimg" --out "$out" --
+# scripts/test-deb.sh --guest; tap_fold_results "$out/deb-guest-results";
+# apt-get purge of the five packages on the host.
 guest() {
-	local ko out=${TWHEEL_OUT:-/tmp} g=$work/g
+	local ko out=${TWHEEL_OUT:-/tmp}
 	ko=/lib/modules/$(uname -r)/updates/dkms/twheel.ko
 	finish() {
 		tap_results "$out/deb-guest-results"
@@ -111,26 +140,7 @@ guest() {
 	cat "$work/kselftest.log"
 	tap_fold_summary "$work/kselftest.log" || not_ok "selftests/run_tests.sh prints its summary"
 
-	mkdir -p "$g/tests" "$g/python/examples"
-	# shellcheck disable=SC2046 # pkg-config's words
-	if cc -D_GNU_SOURCE -O2 -o "$g/test_lib" userspace/tests/test_lib.c \
-		$(pkg-config --cflags --libs libtwheel) > "$log" 2>&1; then
-		check "test_lib uses the installed libtwheel.so.0" \
-			sh -c "ldd '$g/test_lib' | grep -Eq '=> (/usr)?/lib/$multiarch/libtwheel.so.0 '"
-		lines_to_tap test_lib "$g/test_lib" "$g"
-	else
-		not_ok "test_lib builds against the installed libtwheel"
-		sed 's/^/#   /' "$log"
-	fi
-
-	cp userspace/tests/test_python.py userspace/tests/test_python_async.py "$g/tests/"
-	cp userspace/python/examples/presence_async.py "$g/python/examples/"
-	check "import twheel is /usr/lib/python3/dist-packages/twheel" \
-		sh -c "cd '$g/tests' && $py -c 'import sys; sys.path.insert(0, \"../python\"); import twheel; print(twheel.__file__)' |
-			grep -q '^/usr/lib/python3/dist-packages/twheel/'"
-	export TWHEELCTL=/usr/bin/twheelctl PYTHONDONTWRITEBYTECODE=1
-	lines_to_tap test_python "$py" "$g/tests/test_python.py"
-	lines_to_tap test_python_async "$py" "$g/tests/test_python_async.py"
+	packaged_suites
 
 	check "rmmod twheel" rmmod twheel
 	finish
@@ -292,6 +302,8 @@ fi
 t "python3 -I -c 'import twheel' from / is the installed package" \
 	sh -c "cd / && $py -I -c 'import twheel; print(twheel.__file__)' |
 		grep -q '^/usr/lib/python3/dist-packages/twheel/__init__.py$'"
+
+packaged_suites
 
 if [ "$keep" -eq 1 ]; then
 	echo "# --keep: the packages stay installed (apt-get purge ${pkgs[*]})"
