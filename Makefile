@@ -15,6 +15,8 @@
 # make uninstall    the reverse
 # make dkms-install register, build and install the module with DKMS
 # make dkms-uninstall
+# make deb          the Debian packages into out/deb (scripts/deb.sh:
+#                   dpkg-buildpackage on a copy of the tree, lintian)
 # make demo        build everything, boot the QEMU guest and run the presence
 #                   service with 1,000,000 users (about a minute)
 # make clean
@@ -32,9 +34,12 @@ INSTALL_MOD_PATH ?= $(DESTDIR)
 UDEVDIR ?= /lib/udev/rules.d
 MODLOADDIR ?= /usr/lib/modules-load.d
 DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
+# Where dkms-src writes dkms.conf: debian/rules points it at
+# debian/twheel-dkms.dkms, which dh_dkms installs in the tree.
+DKMS_CONF ?= $(DKMS_SRC)/dkms.conf
 
 .PHONY: all modules clean lint check deps install uninstall \
-	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench
+	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench deb
 
 all: modules
 
@@ -72,6 +77,9 @@ check-debug:
 bench:
 	scripts/bench.sh
 
+deb:
+	scripts/deb.sh
+
 # depmod runs for a live install; a staged one (INSTALL_MOD_PATH or DESTDIR
 # set, as in a package build) leaves it to the package's postinst.
 install: modules
@@ -99,7 +107,7 @@ dkms-src:
 	install -m 644 kmod/Kbuild kmod/VERSION kmod/*.c kmod/*.h $(DKMS_SRC)/kmod/
 	install -m 644 uapi/linux/twheel.h $(DKMS_SRC)/uapi/linux/
 	printf 'KDIR ?= /lib/modules/$$(shell uname -r)/build\nmodules:\n\t$$(MAKE) -C $$(KDIR) M=$$(CURDIR) modules\nclean:\n\t$$(MAKE) -C $$(KDIR) M=$$(CURDIR) clean\n' > $(DKMS_SRC)/Makefile
-	sed 's/@VERSION@/$(VERSION)/' kmod/dist/dkms.conf.in > $(DKMS_SRC)/dkms.conf
+	sed 's/@VERSION@/$(VERSION)/' kmod/dist/dkms.conf.in > $(DKMS_CONF)
 
 dkms-install: dkms-src
 	dkms add -m twheel -v $(VERSION)

@@ -8,7 +8,8 @@
 #      libFuzzer run of it against a model; the Go package's vet and
 #      device-less tests; the selftests dropped into a copy of the
 #      kernel's tools/testing/selftests (scripts/ksft-dropin.sh)
-#   3. install paths: make install/uninstall, modinfo, DKMS
+#   3. install paths: make install/uninstall, modinfo, DKMS, and the
+#      Debian packages (make deb, install, DKMS build, purge)
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel
 #      (scripts/guest.sh): kselftests (64-bit and -m32), the user-space
 #      suites, module lifecycle, slab baseline, dmesg scan
@@ -96,6 +97,10 @@ add_counts "$log/dropin" ksft-dropin.sh
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"
 add_counts "$log/install" test-install.sh
+
+tier "install paths: Debian packages: make deb, apt-get install, DKMS, purge"
+scripts/test-deb.sh "$kdir" | tee "$log/deb"
+add_counts "$log/deb" test-deb.sh
 
 tier "guest: build"
 if ! make -s KDIR="$kdir" modules || ! make -s -C selftests || ! make -s -C selftests m32 ||

@@ -55,6 +55,11 @@ packages=(
 	libuv1-dev
 	# lib.mk's install (selftests/Makefile)
 	rsync
+	# the Debian packages (make deb, scripts/test-deb.sh)
+	debhelper
+	dh-dkms
+	dh-python
+	lintian
 	"$@"
 )
 

@@ -80,7 +80,10 @@ t "make uninstall removes everything" \
 	make -s KDIR="$kdir" uninstall INSTALL_MOD_PATH="$stage" DESTDIR="$stage" PREFIX=/usr
 t "staging dir is empty after uninstall" staged_empty
 # DKMS, for real, in this machine's DKMS tree; a leftover from an
-# interrupted run is removed first.
+# interrupted run is removed first.  One DKMS user of twheel at a time:
+# test-deb.sh takes the same lock.
+exec 9> /run/lock/twheel-dkms-test.lock
+flock 9
 make -s dkms-uninstall > /dev/null 2>&1
 t "make dkms-install (dkms add, build -k $krel, install)" make -s dkms-install KVER="$krel"
 t "dkms status shows twheel/$version installed for $krel" dkms_installed

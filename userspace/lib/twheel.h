@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <linux/twheel.h>
+/* Found next to this header first (the Debian package's
+ * /usr/include/twheel/linux/twheel.h), then on the include path. */
+#include "linux/twheel.h"
 
 #ifdef __cplusplus
 extern "C" {
