@@ -45,6 +45,8 @@ packages=(
 	libclang-rt-14-dev
 	gcc-multilib
 	liburing-dev
+	libelf-dev
+	pahole
 	"$@"
 )
 
