@@ -4,8 +4,11 @@
 #   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
 #   2. host: the shell TAP library of the runners (scripts/test-tap.sh),
 #      the wheel algorithm in user space under ASan/UBSan (the KUnit
-#      suite of twheel_kunit.ko built as a program) and a fixed-length
-#      libFuzzer run of it against a model
+#      suite of twheel_kunit.ko built as a program), a fixed-length
+#      libFuzzer run of it against a model, and module BTF: `make BTF=1`
+#      for the guest kernel, checked as split BTF on its image's vmlinux
+#      BTF (scripts/test-btf.sh; its first run on a machine builds the
+#      cached build directory, scripts/btf-kdir.sh, about a minute)
 #   3. install paths: make install/uninstall, modinfo, DKMS
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel
 #      (scripts/guest.sh): kselftests (64-bit and -m32), the user-space
@@ -79,6 +82,10 @@ fi
 tier "host: differential fuzzer of the wheel algorithm (libFuzzer, fixed run)"
 make -s -C selftests/core fuzz-short 2>&1 | tail -n 20 | tee "$log/fuzz"
 add_counts "$log/fuzz" fuzz-short
+
+tier "host: module BTF for $kver (make BTF=1, split BTF, .BTF_ids)"
+scripts/test-btf.sh "$kver" | tee "$log/btf"
+add_counts "$log/btf" test-btf.sh
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"

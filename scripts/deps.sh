@@ -47,6 +47,7 @@ packages=(
 	liburing-dev
 	libelf-dev
 	pahole
+	bpftool
 	"$@"
 )
 
