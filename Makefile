@@ -2,6 +2,9 @@
 #
 # make              build kmod/twheel.ko against KDIR (default: the running
 #                   kernel's headers, else Debian's newest 6.1 headers)
+# make BTF=1        the same with module BTF (pahole, resolve_btfids; for BPF
+#                   kfuncs), for Debian's 6.1 kernel KVER (default: the newest
+#                   in /boot), against scripts/btf-kdir.sh's cached directory
 # make check        install what is missing, then run every test tier
 #                   (lint, host, packaging, QEMU guest); non-zero on failure
 # make check-debug  the reliability tier: the same guest suites on a KASAN,
@@ -38,6 +41,21 @@ DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
 # debian/twheel-dkms.dkms, which dh_dkms installs in the tree.
 DKMS_CONF ?= $(DKMS_SRC)/dkms.conf
 
+# BTF=1: KDIR is the BTF-capable copy of Debian's headers btf-kdir.sh
+# prints (built once, cached); kbuild finds vmlinux and resolve_btfids in it.
+ifeq ($(BTF),1)
+ifeq ($(origin KDIR),command line)
+$(error BTF=1 sets KDIR itself (scripts/btf-kdir.sh): choose the kernel with KVER=)
+endif
+override KDIR := $(shell $(PWD)/scripts/btf-kdir.sh $(KVER))
+ifeq ($(KDIR),)
+$(error scripts/btf-kdir.sh $(KVER) failed)
+endif
+endif
+# kbuild gives a module BTF only when it links it: a .ko without a .BTF
+# section is relinked, and one must have it after.
+has_btf = readelf -S -W $(1) 2>/dev/null | grep -q ' \.BTF '
+
 .PHONY: all modules clean lint check deps install uninstall \
 	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench deb
 
@@ -45,7 +63,15 @@ all: modules
 
 modules:
 	@test -n "$(KDIR)" || { echo "no kernel headers: run scripts/deps.sh or set KDIR=" >&2; exit 1; }
+ifeq ($(BTF),1)
+	@for ko in $(wildcard $(PWD)/kmod/*.ko); do \
+		$(call has_btf,$$ko) || rm -f $$ko; done
+endif
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
+ifeq ($(BTF),1)
+	@for ko in $(PWD)/kmod/*.ko; do $(call has_btf,$$ko) || \
+		{ echo "$$ko: no .BTF section" >&2; exit 1; }; done
+endif
 
 userspace:
 	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace; fi

@@ -7,7 +7,10 @@
 #      suite of twheel_kunit.ko built as a program) and a fixed-length
 #      libFuzzer run of it against a model; the Go package's vet and
 #      device-less tests; the selftests dropped into a copy of the
-#      kernel's tools/testing/selftests (scripts/ksft-dropin.sh)
+#      kernel's tools/testing/selftests (scripts/ksft-dropin.sh); module
+#      BTF: `make BTF=1` for the guest kernel, checked as split BTF on its
+#      image's vmlinux BTF (scripts/test-btf.sh; its first run on a machine
+#      builds the cached build directory, scripts/btf-kdir.sh, a minute)
 #   3. install paths: make install/uninstall, modinfo, DKMS, and the
 #      Debian packages (make deb, install, DKMS build, purge)
 #   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel
@@ -93,6 +96,10 @@ add_counts "$log/go" "userspace/go check-host"
 tier "host: the selftests dropped into the kernel tree (kselftest's lib.mk and runner)"
 scripts/ksft-dropin.sh | tee "$log/dropin"
 add_counts "$log/dropin" ksft-dropin.sh
+
+tier "host: module BTF for $kver (make BTF=1, split BTF, .BTF_ids)"
+scripts/test-btf.sh "$kver" | tee "$log/btf"
+add_counts "$log/btf" test-btf.sh
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"

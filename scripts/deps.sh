@@ -60,6 +60,10 @@ packages=(
 	dh-dkms
 	dh-python
 	lintian
+	# module BTF (scripts/btf-kdir.sh, make BTF=1)
+	libelf-dev
+	pahole
+	bpftool
 	"$@"
 )
 
