@@ -366,6 +366,16 @@ static bool tw_has_events(struct twheel *wh)
 }
 
 /*
+ * Whether expiry is due, for a waiter: read before tw_has_events(), as
+ * tw_run_due() clears it after queueing the events.
+ */
+static bool tw_due(struct twheel *wh)
+{
+	/* pairs with the smp_store_release() of tw_run_due() */
+	return smp_load_acquire(&wh->due);
+}
+
+/*
  * The hrtimer found work due.  It does none of it: it wakes the waiters,
  * whose poll or read then does it (tw_run_due()).  The wake carries no
  * poll key: EPOLLIN is not claimed before an event is queued, so epoll,
@@ -582,9 +592,14 @@ static bool tw_expire_batch(struct twheel *wh)
 	now = tw_now(wh);
 	more = tw_wheel_advance(&wh->w, now, &budget);
 	expired = wh->w.nr_ready - before;
+	/*
+	 * No wake for these events: the hrtimer's wake reached every waiter
+	 * there was, and a later one finds wh->due or the events (see
+	 * tw_run_due()).  A wake from here would reach the poller that runs
+	 * this batch too, and report an edge-triggered epoll's event twice.
+	 */
 	if (expired) {
 		wh->expirations += expired;
-		wh->wake = true;
 		if (trace_twheel_expire_enabled())
 			tw_trace_expired(wh, mark);
 	}
@@ -617,11 +632,18 @@ static void tw_run_due(struct twheel *wh, bool all)
 {
 	lockdep_assert_held(&wh->lock);
 	while (READ_ONCE(wh->due) && !wh->closing) {
-		WRITE_ONCE(wh->due, false);
 		wh->timer_at = KTIME_MAX;	/* it fired */
-		if (!tw_expire_batch(wh))
+		if (!tw_expire_batch(wh)) {
+			/*
+			 * After the events: a waiter that reads due false
+			 * (tw_due()) then sees them.  A fire since then that
+			 * this clears is not lost: tw_rearm() starts the
+			 * hrtimer again for its slot, now due at once.
+			 */
+			/* pairs with the smp_load_acquire() of tw_due() */
+			smp_store_release(&wh->due, false);
 			break;
-		WRITE_ONCE(wh->due, true);
+		}
 		if (!all && tw_has_events(wh))
 			break;
 		tw_relock(wh);
@@ -950,7 +972,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		struct tw_node *node;
 		size_t copied;
 
-		if (!tw_has_events(wh) && READ_ONCE(wh->due)) {
+		if (tw_due(wh) && !tw_has_events(wh)) {
 			mutex_lock(&wh->lock);
 			tw_run_due(wh, false);
 			tw_unlock(wh);
@@ -960,8 +982,8 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 				break;
 			if (nowait || (file->f_flags & O_NONBLOCK))
 				return -EAGAIN;
-			err = wait_event_interruptible(wh->wq, tw_has_events(wh) ||
-						       READ_ONCE(wh->due));
+			err = wait_event_interruptible(wh->wq, tw_due(wh) ||
+						       tw_has_events(wh));
 			if (err)
 				return err;
 			continue;
@@ -1024,7 +1046,7 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 
 	poll_wait(file, &wh->wq, wait);
 	/* the expiry that is due, before the answer (tw_timer_fn()) */
-	if (READ_ONCE(wh->due) && !tw_has_events(wh)) {
+	if (tw_due(wh) && !tw_has_events(wh)) {
 		tw_lock_due(wh);
 		tw_unlock(wh);
 	}
