@@ -388,7 +388,13 @@ static enum hrtimer_restart tw_timer_fn(struct hrtimer *t)
 
 	WRITE_ONCE(wh->timer_fires, wh->timer_fires + 1);
 	WRITE_ONCE(wh->due, true);
-	wake_up(&wh->wq);
+	/*
+	 * With events queued, nobody waits for EPOLLIN, and the reader that
+	 * empties the queue finds wh->due; a wake would be a spurious edge
+	 * for an edge-triggered epoll that was told of them already.
+	 */
+	if (!tw_has_events(wh))
+		wake_up(&wh->wq);
 	return HRTIMER_NORESTART;
 }
 
@@ -580,7 +586,7 @@ static void tw_trace_expired(struct twheel *wh, struct tw_node *mark)
  * TW_EXPIRE_BATCH nodes, and migrate as many index entries if a resize is
  * under way.  Returns true if due work remains.
  */
-static bool tw_expire_batch(struct twheel *wh)
+static bool tw_expire_batch(struct twheel *wh, bool wake)
 {
 	unsigned int budget = TW_EXPIRE_BATCH;
 	unsigned long before = wh->w.nr_ready, expired;
@@ -593,13 +599,14 @@ static bool tw_expire_batch(struct twheel *wh)
 	more = tw_wheel_advance(&wh->w, now, &budget);
 	expired = wh->w.nr_ready - before;
 	/*
-	 * No wake for these events: the hrtimer's wake reached every waiter
-	 * there was, and a later one finds wh->due or the events (see
-	 * tw_run_due()).  A wake from here would reach the poller that runs
-	 * this batch too, and report an edge-triggered epoll's event twice.
+	 * New events wake the other waiters (another reader, an epoll that
+	 * is not the caller), unless poll() runs the batch: the hrtimer's
+	 * wake reached every waiter there was then, and a wake would reach
+	 * the poller itself and report an edge-triggered epoll's event twice.
 	 */
 	if (expired) {
 		wh->expirations += expired;
+		wh->wake |= wake;
 		if (trace_twheel_expire_enabled())
 			tw_trace_expired(wh, mark);
 	}
@@ -624,16 +631,17 @@ static void tw_relock(struct twheel *wh)
  * lock held: in holds of one batch (tw_expire_batch()), dropping the lock
  * between them.  @all: until nothing is due; else only until an event is
  * queued, for a reader that takes it and comes back for the rest once the
- * queue is empty.  The hrtimer is re-armed when nothing is due any more
+ * queue is empty.  @wake: the events wake the waiters (not from poll(),
+ * see tw_expire_batch()).  The hrtimer is re-armed when nothing is due any more
  * (tw_rearm(), in tw_unlock()).  A process that neither polls nor reads
  * pays at its next call for all that fell due since.
  */
-static void tw_run_due(struct twheel *wh, bool all)
+static void tw_run_due(struct twheel *wh, bool all, bool wake)
 {
 	lockdep_assert_held(&wh->lock);
 	while (READ_ONCE(wh->due) && !wh->closing) {
 		wh->timer_at = KTIME_MAX;	/* it fired */
-		if (!tw_expire_batch(wh)) {
+		if (!tw_expire_batch(wh, wake)) {
 			/*
 			 * After the events: a waiter that reads due false
 			 * (tw_due()) then sees them.  A fire since then that
@@ -654,7 +662,7 @@ static void tw_run_due(struct twheel *wh, bool all)
 static void tw_lock_due(struct twheel *wh)
 {
 	mutex_lock(&wh->lock);
-	tw_run_due(wh, true);
+	tw_run_due(wh, true, true);
 }
 
 /* Take the lock for a chunk of @ids operations; returns the time. */
@@ -974,7 +982,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 		if (tw_due(wh) && !tw_has_events(wh)) {
 			mutex_lock(&wh->lock);
-			tw_run_due(wh, false);
+			tw_run_due(wh, false, true);
 			tw_unlock(wh);
 		}
 		if (!tw_has_events(wh)) {
@@ -1047,7 +1055,8 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	poll_wait(file, &wh->wq, wait);
 	/* the expiry that is due, before the answer (tw_timer_fn()) */
 	if (tw_due(wh) && !tw_has_events(wh)) {
-		tw_lock_due(wh);
+		mutex_lock(&wh->lock);
+		tw_run_due(wh, true, false);
 		tw_unlock(wh);
 	}
 	if (tw_has_events(wh))
@@ -1109,7 +1118,7 @@ static void tw_get_stats(struct twheel *wh, struct twheel_stats *st, bool run)
 	memset(st, 0, sizeof(*st));
 	mutex_lock(&wh->lock);
 	if (run)
-		tw_run_due(wh, true);
+		tw_run_due(wh, true, true);
 	st->armed = wh->w.nr_armed;
 	st->pending = wh->w.nr_ready;
 	st->touches = wh->touches;
