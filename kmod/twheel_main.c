@@ -19,8 +19,10 @@
  * its caller's priority and charged to its caller's cgroup.  One work
  * item remains, on an unbound worker at normal priority, for what no call
  * may be there to do: growing the index for a nowait writer that waits for
- * EPOLLOUT, and finishing an index resize that the calls stopped driving,
- * a bounded budget per run (tw_work_fn()); it never runs the wheel.
+ * EPOLLOUT, finishing an index resize that the calls stopped driving, and
+ * the expiry that falls due while events are queued unread (a wake then
+ * would be a false edge for an edge-triggered epoll), a bounded budget
+ * per run (tw_work_fn()).
  * Exceptions: the wait queue has its own lock, timer_fires is written only
  * by the hrtimer callback, wh->due is set by it and cleared under the lock,
  * the per-user and global id counts are atomics, and tw_users_lock (a
@@ -389,12 +391,15 @@ static enum hrtimer_restart tw_timer_fn(struct hrtimer *t)
 	WRITE_ONCE(wh->timer_fires, wh->timer_fires + 1);
 	WRITE_ONCE(wh->due, true);
 	/*
-	 * With events queued, nobody waits for EPOLLIN, and the reader that
-	 * empties the queue finds wh->due; a wake would be a spurious edge
-	 * for an edge-triggered epoll that was told of them already.
+	 * With events queued and unread, a wake would make an edge-triggered
+	 * epoll that was told of them poll again and report them as a new
+	 * edge: the work item runs this expiry instead, on a budget, and
+	 * wakes only for events it queues (tw_work_fn()).
 	 */
 	if (!tw_has_events(wh))
 		wake_up(&wh->wq);
+	else
+		mod_delayed_work(system_unbound_wq, &wh->work, 0);
 	return HRTIMER_NORESTART;
 }
 
@@ -1069,12 +1074,14 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 
 /*
  * The work item: what no call on the fd may be there to do.  It grows the
- * index for a nowait writer waiting for EPOLLOUT (tw_grow()), and finishes
+ * index for a nowait writer waiting for EPOLLOUT (tw_grow()), runs the
+ * expiry that fell due while events were queued unread (tw_timer_fn()),
+ * waking the waiters only for the events it queues, and finishes
  * an index resize that the calls stopped driving: while they migrate it
  * (the position moved since the last run), it only looks again
  * TW_WORK_DELAY later.  At most TW_WORK_HOLDS batches a run, a run every
- * TW_WORK_DELAY, on an unbound worker at normal priority; it never runs
- * the wheel.  Its runs and time are in the stats (work_runs, work_ns).
+ * TW_WORK_DELAY, on an unbound worker at normal priority.  Its runs and
+ * time are in the stats (work_runs, work_ns).
  */
 static void tw_work_fn(struct work_struct *work)
 {
@@ -1087,6 +1094,18 @@ static void tw_work_fn(struct work_struct *work)
 	mutex_lock(&wh->lock);
 	if (wh->grow && !wh->closing)
 		tw_grow(wh);	/* drops the lock while it allocates */
+	/* expiry due while events were unread (tw_timer_fn()), on a budget */
+	while (READ_ONCE(wh->due) && tw_has_events(wh) && !wh->closing &&
+	       holds++ < TW_WORK_HOLDS) {
+		wh->timer_at = KTIME_MAX;
+		if (!tw_expire_batch(wh, true)) {
+			/* pairs with the smp_load_acquire() of tw_due() */
+			smp_store_release(&wh->due, false);
+			break;
+		}
+		tw_relock(wh);
+	}
+	holds = 0;
 	if (x->old && x->mpos == wh->work_mpos) {
 		while (x->old && holds++ < TW_WORK_HOLDS && !wh->closing) {
 			tw_free_later(wh, tw_index_migrate(x, TW_EXPIRE_BATCH));
@@ -1096,7 +1115,8 @@ static void tw_work_fn(struct work_struct *work)
 	}
 	wh->work_mpos = x->mpos;
 	/* under the lock: release() sets closing, then cancels the work */
-	if (x->old && !wh->closing)
+	if ((x->old || (READ_ONCE(wh->due) && tw_has_events(wh))) &&
+	    !wh->closing)
 		queue_delayed_work(system_unbound_wq, &wh->work, TW_WORK_DELAY);
 	wh->work_runs++;
 	wh->work_ns += ktime_get_ns() - t0;
