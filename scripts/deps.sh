@@ -65,7 +65,10 @@ if [[ "$(id -u)" -ne 0 ]]; then
 	sudo=(sudo)
 fi
 
+# On a machine that runs other work, another apt or dpkg (unattended
+# upgrades, a second checkout's deps) may hold the lock: wait for it.
+lock=(-o DPkg::Lock::Timeout=600)
 echo "deps.sh: installing missing packages: ${missing[*]}" >&2
-"${sudo[@]}" apt-get update
+"${sudo[@]}" apt-get "${lock[@]}" update
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y --no-install-recommends "${missing[@]}"
+	apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}"
