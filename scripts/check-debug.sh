@@ -70,7 +70,7 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # - 25 module load/unload cycles, not 100 (make check's stock guest does
 #   100).
 scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
-	--mem 1536 --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-2700}" \
+	--mem 1536 --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-3600}" \
 	-- env TWHEEL_SCALE_IDS=32768 TWHEEL_MODULE_CYCLES=25 TWHEEL_SLOW_KERNEL=1 \
 	scripts/guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?

@@ -93,7 +93,7 @@ fi
 
 tier "guest: QEMU ($kver, TCG)"
 out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check.XXXXXX)}
-scripts/vm.sh --kernel "$kimg" --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-1500}" \
+scripts/vm.sh --kernel "$kimg" --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-2400}" \
 	-- scripts/guest.sh
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
