@@ -13,8 +13,9 @@
  * wh->lock, a mutex, protects the wheel, the index, the configuration and
  * the counters of one fd.  It is only taken in process context, by the
  * tasks that use the fd, and the work a wheel defers is theirs to do: the
- * hrtimer callback only sets wh->due and wakes the wait queue, and the next
- * call on the fd that takes the lock (read, poll, write, ARM, CANCEL,
+ * hrtimer callback only sets wh->due and wakes the wait queue (or, with
+ * events queued unread, queues the work item, below), and the next call on
+ * the fd that takes the lock (read, poll, write, ARM, CANCEL,
  * QUERY, GET_STATS) first runs the expiry that is due (tw_run_due()), at
  * its caller's priority and charged to its caller's cgroup.  One work
  * item remains, on an unbound worker at normal priority, for what no call
@@ -108,8 +109,8 @@
 #define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
 /*
  * The work item's budget: at most TW_WORK_HOLDS holds of TW_EXPIRE_BATCH
- * index entries a run, and a run every TW_WORK_DELAY while a resize is
- * left to it (tw_work_fn()).
+ * nodes or index entries a run, and a run every TW_WORK_DELAY while an
+ * expiry or a resize is left to it (tw_work_fn()).
  */
 #define TW_WORK_HOLDS		16
 #define TW_WORK_DELAY		max(1UL, msecs_to_jiffies(10))
@@ -240,7 +241,7 @@ struct twheel {
 	struct hrtimer timer;
 	u64 timer_at;		/* when the hrtimer fires; KTIME_MAX: not armed */
 	bool due;		/* the hrtimer fired: expiry work is due */
-	struct delayed_work work;	/* index growth and migration only */
+	struct delayed_work work;	/* see tw_work_fn() */
 	struct tw_user *user;
 	struct mem_cgroup *memcg;	/* the opener's, charged by the work */
 	u64 wid;		/* fdinfo's wheel_id, in tracepoints too */
@@ -379,7 +380,8 @@ static bool tw_due(struct twheel *wh)
 
 /*
  * The hrtimer found work due.  It does none of it: it wakes the waiters,
- * whose poll or read then does it (tw_run_due()).  The wake carries no
+ * whose poll or read then does it (tw_run_due()), or hands it to the work
+ * item while events are queued unread (below).  The wake carries no
  * poll key: EPOLLIN is not claimed before an event is queued, so epoll,
  * aio and io_uring call poll() to learn the mask, and poll() runs the
  * expiry first.

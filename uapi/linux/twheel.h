@@ -140,8 +140,9 @@ struct twheel_query {
  * @runs: expiry batches, each a bounded hold of the wheel's lock in the
  *	call that found the expiry due (read, poll, write, an ioctl)
  * @hold_max_ns: longest time the wheel lock was held by an expiry batch
- * @work_runs: runs of the module's work item, which only grows the index
- *	for a nowait writer and finishes a resize the calls left
+ * @work_runs: runs of the module's work item, which grows the index for
+ *	a nowait writer, finishes a resize the calls left, and runs the
+ *	expiry that falls due while events are queued unread
  * @work_ns: time spent in those runs, in ns
  * @reserved: zero
  *
