@@ -771,6 +771,64 @@ struct tw_ent *tw_index_migrate_batch(struct tw_index *x, unsigned long ids)
 	return tw_index_migrate(x, (ids + 1) * TW_MIGRATE);
 }
 
+/**
+ * tw_index_upkeep() - the next step of the upkeep before a batch
+ * @x: the index
+ * @ids: ids the batch may add
+ * @size: set to the table size wanted, for TW_UPKEEP_ALLOC
+ * @old: set to an old table let go of (the caller frees it), or NULL
+ *
+ * The one protocol for keeping room in the index, for callers that may
+ * drop their lock to allocate: call it until it returns TW_UPKEEP_DONE.
+ * TW_UPKEEP_MIGRATED: a resize the batch would overfill moved on by
+ * TW_EXPIRE_BATCH entries (tw_index_finish_first()); the caller may drop
+ * its lock before the next call.  TW_UPKEEP_ALLOC: a table of *@size slots
+ * is wanted (tw_index_want_size()); the caller allocates it, with its lock
+ * dropped if it must, and hands it to tw_index_offer(), then calls again,
+ * whether the table was taken or not: while the lock was dropped, another
+ * batch may have started a resize sized for its own ids only, or filled
+ * the table.  TW_UPKEEP_DONE: the batch's share of a resize migrated
+ * (tw_index_migrate_batch()), and the index has room for @ids more ids
+ * (tw_index_room_for()) unless the table is at TW_IDX_MAX.  A caller that
+ * cannot have the table stops there: the batch's inserts then fail once
+ * the room runs out.
+ *
+ * Return: TW_UPKEEP_DONE, TW_UPKEEP_MIGRATED or TW_UPKEEP_ALLOC.
+ */
+int tw_index_upkeep(struct tw_index *x, unsigned long ids,
+		    unsigned long *size, struct tw_ent **old)
+{
+	*old = NULL;
+	if (tw_index_finish_first(x, ids)) {
+		*old = tw_index_migrate(x, TW_EXPIRE_BATCH);
+		return TW_UPKEEP_MIGRATED;
+	}
+	*size = tw_index_want_size(x, ids);
+	if (*size)
+		return TW_UPKEEP_ALLOC;
+	*old = tw_index_migrate_batch(x, ids);
+	return TW_UPKEEP_DONE;
+}
+
+/**
+ * tw_index_offer() - start a resize with a table tw_index_upkeep() wanted
+ * @x: the index
+ * @ids: ids the batch may add, as given to tw_index_upkeep()
+ * @tab: zeroed table of @size slots
+ * @size: the slots tw_index_upkeep() asked for
+ *
+ * Return: true if the resize started with @tab (tw_index_still_wanted());
+ * false if the caller keeps @tab, to free.
+ */
+bool tw_index_offer(struct tw_index *x, unsigned long ids, struct tw_ent *tab,
+		    unsigned long size)
+{
+	if (!tw_index_still_wanted(x, ids, size))
+		return false;
+	tw_index_start_resize(x, tab, size);
+	return true;
+}
+
 /*
  * A walk of one table in key order from a key: slots are visited from the
  * key's home onwards.  An entry belongs to the walk's lap when it has not

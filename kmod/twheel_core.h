@@ -412,6 +412,18 @@ void tw_index_start_resize(struct tw_index *x, struct tw_ent *tab,
 			   unsigned long size);
 struct tw_ent *tw_index_migrate(struct tw_index *x, unsigned long entries);
 struct tw_ent *tw_index_migrate_batch(struct tw_index *x, unsigned long ids);
+
+/* What tw_index_upkeep() leaves the caller to do. */
+enum {
+	TW_UPKEEP_DONE,		/* room for the batch */
+	TW_UPKEEP_MIGRATED,	/* a step made; call again (may relock first) */
+	TW_UPKEEP_ALLOC,	/* allocate the table, tw_index_offer() it */
+};
+
+int tw_index_upkeep(struct tw_index *x, unsigned long ids,
+		    unsigned long *size, struct tw_ent **old);
+bool tw_index_offer(struct tw_index *x, unsigned long ids, struct tw_ent *tab,
+		    unsigned long size);
 unsigned long tw_index_dump(const struct tw_index *x, u64 *cursor,
 			    struct tw_ent *out, unsigned long room,
 			    unsigned long *budget);

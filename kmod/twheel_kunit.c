@@ -4583,33 +4583,43 @@ static void twt_set_random(struct kunit *test)
 }
 
 /*
- * Upkeep before a batch of @ids, as the callers of the policy do it: a
- * resize finished first if the batch needs it (counted in *@finish), a
- * new table if one is wanted (*@grow or *@shrink), the batch's share
- * migrated.  Then the index has room for the batch.
+ * Upkeep before a batch of @ids, by the core's protocol as the callers of
+ * the policy run it (tw_index_upkeep()): a resize finished first if the
+ * batch needs it (counted in *@finish), a new table if one is wanted
+ * (*@grow or *@shrink; offered, and with one caller always taken), the
+ * batch's share migrated.  Then the index has room for the batch.
  */
 static void twt_policy_upkeep(struct twt_ix *c, unsigned long ids,
 			      unsigned int *finish, unsigned int *grow,
 			      unsigned int *shrink)
 {
+	struct kunit *test = c->test;
 	struct tw_index *x = &c->x;
+	struct tw_ent *old, *prev, *tab;
 	unsigned long size;
+	int step;
 
-	while (tw_index_finish_first(x, ids)) {
-		KUNIT_ASSERT_TRUE(c->test, twt_migrate(c, TW_EXPIRE_BATCH) ||
-				  x->old);
-		++*finish;
-	}
-	size = tw_index_want_size(x, ids);
-	if (size) {
-		size > x->size ? ++*grow : ++*shrink;
-		twt_resize(c, size);
-	}
-	if (tw_index_migrate_batch(x, ids) == c->old && c->old) {
-		kunit_kfree(c->test, c->old);
-		c->old = NULL;
-	}
-	KUNIT_ASSERT_TRUE_MSG(c->test, tw_index_room_for(x, ids),
+	do {
+		prev = x->tab;
+		step = tw_index_upkeep(x, ids, &size, &old);
+		if (old) {
+			KUNIT_ASSERT_PTR_EQ(test, old, c->old);
+			kunit_kfree(test, old);
+			c->old = NULL;
+			c->returned++;
+		}
+		if (step == TW_UPKEEP_MIGRATED) {
+			KUNIT_ASSERT_TRUE(test, old || x->old);
+			++*finish;
+		} else if (step == TW_UPKEEP_ALLOC) {
+			size > x->size ? ++*grow : ++*shrink;
+			tab = twt_tab(test, size);
+			KUNIT_ASSERT_NULL(test, c->old);
+			KUNIT_ASSERT_TRUE(test, tw_index_offer(x, ids, tab, size));
+			c->old = prev;
+		}
+	} while (step != TW_UPKEEP_DONE);
+	KUNIT_ASSERT_TRUE_MSG(test, tw_index_room_for(x, ids),
 			      "%lu ids, %lu more in %lu slots", x->nr, ids,
 			      x->size);
 }
@@ -4714,6 +4724,125 @@ static void twt_index_policy_batches(struct kunit *test)
 	KUNIT_EXPECT_GE(test, shrink, 3U);
 }
 
+/*
+ * Callers of tw_index_upkeep() that drop their lock to allocate, as the
+ * device's do (tw_maintain()), interleaved at random: TWT_CALLERS of them,
+ * each adding batches of up to TW_CHUNK ids of its own or taking some
+ * away (as reads and cancels do), mostly adding, then mostly taking away,
+ * by turns.  A step of a caller is one
+ * lock hold: an upkeep step, and the batch's inserts once it is done; a
+ * caller that got TW_UPKEEP_ALLOC holds the table while the others step,
+ * then offers it.  Whenever the protocol says done, the batch fits: an
+ * insert never finds the index without room, though tables sized for one
+ * batch are taken while others wait with theirs.
+ */
+#define TWT_CALLERS	8
+#define TWT_CALLER_IDS	600
+
+struct twt_caller {
+	unsigned int base, n;	/* its ids: nodes[base, base + n) in */
+	unsigned long ids;	/* the batch under way, 0 for none */
+	struct tw_ent *tab;	/* allocated, to offer */
+	unsigned long size;
+	bool out;		/* the batch takes ids away */
+};
+
+/* One lock hold of caller @k; returns what it did, for the counts. */
+static int twt_caller_step(struct twt_ix *c, struct twt_caller *k, u64 *seed,
+			   bool filling, unsigned int *counts)
+{
+	struct kunit *test = c->test;
+	struct tw_index *x = &c->x;
+	struct tw_ent *old, *prev = x->tab;
+	unsigned long size, i;
+	int step;
+
+	if (k->tab) {
+		if (tw_index_offer(x, k->ids, k->tab, k->size)) {
+			KUNIT_ASSERT_NULL(test, c->old);
+			c->old = prev;
+			counts[0]++;
+		} else {
+			kunit_kfree(test, k->tab);
+			counts[1]++;
+		}
+		k->tab = NULL;
+		return 0;
+	}
+	if (!k->ids) {
+		k->out = k->n && twt_rand(seed) % 8 < (filling ? 1 : 7);
+		k->ids = 1 + twt_rand(seed) % TW_CHUNK;
+		if (!k->out)
+			k->ids = min_t(unsigned long, k->ids,
+				       TWT_CALLER_IDS - k->n);
+		if (!k->ids) {
+			k->out = true;
+			k->ids = 1 + twt_rand(seed) % TW_CHUNK;
+		}
+	}
+	/* as the device's reads and CANCELs, for as many ids as they take */
+	step = tw_index_upkeep(x, k->ids, &size, &old);
+	if (old) {
+		KUNIT_ASSERT_PTR_EQ(test, old, c->old);
+		kunit_kfree(test, old);
+		c->old = NULL;
+	}
+	if (step == TW_UPKEEP_ALLOC) {
+		k->tab = twt_tab(test, size);
+		k->size = size;
+		return step;
+	}
+	if (step == TW_UPKEEP_MIGRATED)
+		return step;
+	if (k->out) {
+		for (i = 0; i < k->ids && k->n; i++)
+			twt_rm(c, k->base + --k->n);
+	} else {
+		KUNIT_ASSERT_TRUE_MSG(test, tw_index_room_for(x, k->ids),
+				      "done, but %lu ids and %lu more in %lu slots",
+				      x->nr, k->ids, x->size);
+		for (i = 0; i < k->ids; i++)
+			twt_ins(c, k->base + k->n++, 0);
+	}
+	k->ids = 0;
+	return step;
+}
+
+static void twt_index_upkeep_interleaved(struct kunit *test)
+{
+	struct twt_ix *c = twt_ix(test, TW_IDX_MIN, TWT_CALLERS * TWT_CALLER_IDS);
+	struct twt_caller k[TWT_CALLERS] = { };
+	unsigned int counts[2] = { }, steps[3] = { }, i, j;
+	u64 seed = twt_seed(0x5eb7);
+
+	for (i = 0; i < c->nr; i++)
+		c->nodes[i].id = twt_rand(&seed);
+	for (j = 0; j < TWT_CALLERS; j++)
+		k[j].base = j * TWT_CALLER_IDS;
+	for (i = 0; i < 40000; i++) {
+		/* callers holding a table come back later, mostly */
+		j = twt_rand(&seed) % TWT_CALLERS;
+		if (k[j].tab && twt_rand(&seed) % 4)
+			continue;
+		/* fill up, then empty, and again: resizes both ways */
+		steps[twt_caller_step(c, &k[j], &seed, i / 2000 % 2 == 0,
+				      counts)]++;
+		if (!(i % 1024))
+			twt_check(c);
+	}
+	for (j = 0; j < TWT_CALLERS; j++)
+		if (k[j].tab)
+			kunit_kfree(test, k[j].tab);
+	twt_check(c);
+	kunit_info(test, "%u done, %u migration steps, %u tables allocated: %u taken, %u let go",
+		   steps[TW_UPKEEP_DONE], steps[TW_UPKEEP_MIGRATED],
+		   steps[TW_UPKEEP_ALLOC], counts[0], counts[1]);
+	/* the race it is about: tables let go while others' resizes ran */
+	KUNIT_EXPECT_GT(test, counts[1], 100U);
+	KUNIT_EXPECT_GT(test, counts[0], 100U);
+	KUNIT_EXPECT_GE(test, steps[TW_UPKEEP_MIGRATED], 5U);
+}
+
 static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_ticks_rounding),
 	KUNIT_CASE(twt_init_and_next_empty),
@@ -4764,6 +4893,7 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_set_random),
 	KUNIT_CASE(twt_index_policy),
 	KUNIT_CASE(twt_index_policy_batches),
+	KUNIT_CASE(twt_index_upkeep_interleaved),
 	{}
 };
 

@@ -44,7 +44,8 @@
  * under the lock and read by poll() without it, keeps EPOLLOUT off until
  * it is done.  It does take wh->lock with mutex_lock(): no hold sleeps
  * (nodes come from the cache without reclaim, or are allocated unlocked
- * by tw_spare(); index tables are allocated with the lock dropped; user
+ * by tw_spare(); index tables are allocated with the lock dropped, and
+ * the index's room is judged again once it is back, tw_maintain(); user
  * memory is only copied with page faults disabled), so waiting for the
  * lock is waiting for a bounded run of CPU work, as for a spinlock; a
  * trylock lost to another call would instead bounce an io_uring request
@@ -449,45 +450,55 @@ static void tw_mutex_unlock(struct twheel *wh)
 	kvfree(garbage);
 }
 
-/* Switch the index to @tab; the work finishes if the calls stop. */
-static void tw_start_resize(struct twheel *wh, struct tw_ent *tab,
-			    unsigned long size)
+/* The index switched to a new table; the work finishes if the calls stop. */
+static void tw_resize_started(struct twheel *wh)
 {
-	tw_index_start_resize(&wh->idx, tab, size);
 	wh->work_mpos = 0;
 	queue_delayed_work(system_unbound_wq, &wh->work, TW_WORK_DELAY);
 }
 
-/* Start or continue an incremental resize of the index; may drop the lock. */
+/*
+ * Make room for a batch of @ids ids, by the core's protocol
+ * (tw_index_upkeep()): a resize the batch would overfill is finished
+ * first, in bounded holds; a new table is allocated with the lock dropped,
+ * and the protocol asked again once the lock is back, since other batches
+ * may have run meanwhile.  Leaves room for the batch unless a table could
+ * not be had (the batch's inserts then fail with ENOMEM).
+ */
 static void tw_maintain(struct twheel *wh, unsigned long ids)
 {
 	struct tw_index *x = &wh->idx;
+	struct tw_ent *old, *tab;
 	unsigned long size;
 
 	lockdep_assert_held(&wh->lock);
-	/* a resize that the chunk would overfill ends first, in bounded holds */
-	while (tw_index_finish_first(x, ids)) {
-		tw_free_later(wh, tw_index_migrate(x, TW_EXPIRE_BATCH));
-		if (x->old) {
+	for (;;) {
+		switch (tw_index_upkeep(x, ids, &size, &old)) {
+		case TW_UPKEEP_DONE:
+			tw_free_later(wh, old);
+			return;
+		case TW_UPKEEP_MIGRATED:
+			tw_free_later(wh, old);
+			if (x->old) {
+				tw_mutex_unlock(wh);
+				cond_resched();
+				mutex_lock(&wh->lock);
+			}
+			break;
+		default:	/* TW_UPKEEP_ALLOC */
 			tw_mutex_unlock(wh);
-			cond_resched();
+			tab = tw_tab_alloc(size, TW_GFP_GROW);
 			mutex_lock(&wh->lock);
+			if (!tab) {
+				tw_free_later(wh, tw_index_migrate_batch(x, ids));
+				return;
+			}
+			if (tw_index_offer(x, ids, tab, size))
+				tw_resize_started(wh);
+			else
+				kvfree(tab);
 		}
 	}
-	size = tw_index_want_size(x, ids);
-	if (size) {
-		struct tw_ent *tab;
-
-		tw_mutex_unlock(wh);
-		tab = tw_tab_alloc(size, TW_GFP_GROW);
-		mutex_lock(&wh->lock);
-		/* other chunks may have run while the lock was dropped */
-		if (tab && tw_index_still_wanted(x, ids, size))
-			tw_start_resize(wh, tab, size);
-		else
-			kvfree(tab);
-	}
-	tw_free_later(wh, tw_index_migrate_batch(x, ids));
 }
 
 /* Have the work make room for @ids more ids (tw_grow()). */
@@ -522,10 +533,12 @@ static void tw_maintain_nowait(struct twheel *wh, unsigned long ids)
 
 		if (size <= TW_NOWAIT_TABLE / sizeof(*tab))
 			tab = tw_tab_alloc(size, TW_GFP_NOWAIT);
-		if (tab)
-			tw_start_resize(wh, tab, size);
-		else
+		if (tab) {
+			tw_index_start_resize(x, tab, size);
+			tw_resize_started(wh);
+		} else {
 			tw_grow_later(wh, ids);
+		}
 	}
 	tw_free_later(wh, tw_index_migrate_batch(x, ids));
 }

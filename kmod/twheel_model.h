@@ -259,6 +259,8 @@ static const char *const twm_count_name[TWM_COUNTS] = {
  * @mold: the old table it must have while resizing, or NULL
  * @msize: slots in @mtab
  * @mold_size: slots in @mold
+ * @offer_ids: the batch a table tw_index_upkeep() asked for is offered
+ *	for (twm_start_resize() through tw_index_offer()), or ~0UL
  * @dump_on: a dump is in progress
  * @dump_any: it listed an id
  * @dump_cursor: its cursor
@@ -306,6 +308,7 @@ struct twm {
 	struct tw_ent *mold;
 	unsigned long msize;
 	unsigned long mold_size;
+	unsigned long offer_ids;
 	bool dump_on;
 	bool dump_any;
 	u64 dump_cursor;
@@ -1491,7 +1494,15 @@ static void twm_start_resize(struct twm *m, unsigned long size)
 
 	twm_trace(m, "  resize %lu -> %lu slots", m->msize, size);
 	m->count[size > m->msize ? TWM_GROW : TWM_SHRINK]++;
-	tw_index_start_resize(&m->x, tab, size);
+	if (m->offer_ids != ~0UL) {
+		/* a table tw_index_upkeep() asked for: offered, and taken */
+		TWM_CHECK(m, tw_index_offer(&m->x, m->offer_ids, tab, size),
+			  "offer of %lu slots for %lu ids let go", size,
+			  m->offer_ids);
+		m->offer_ids = ~0UL;
+	} else {
+		tw_index_start_resize(&m->x, tab, size);
+	}
 	m->find_all = true;
 	m->mold = m->mtab;
 	m->mold_size = m->msize;
@@ -1579,22 +1590,6 @@ static void twm_migrate(struct twm *m, unsigned long entries)
 }
 
 /**
- * twm_migrate_batch() - tw_index_migrate_batch(), checked
- * @m: the model
- * @ids: ids the batch may add
- *
- * Checked as any migration step of the batch's documented share,
- * (@ids + 1) * TW_MIGRATE entries.
- */
-static void twm_migrate_batch(struct twm *m, unsigned long ids)
-{
-	unsigned long nr_old = m->x.nr_old, mpos = m->x.mpos;
-
-	twm_migrated(m, tw_index_migrate_batch(&m->x, ids),
-		     (ids + 1) * TW_MIGRATE, nr_old, mpos);
-}
-
-/**
  * twm_maintain() - the resize asked for, and a migration step of any size
  * @m: the model
  * @extra: ids the batch may add
@@ -1619,36 +1614,44 @@ static void twm_maintain(struct twm *m, unsigned long extra,
  * @m: the model
  * @ids: ids the batch may add
  *
- * As tw_maintain(): a resize that the batch would overfill finished
- * first, TW_EXPIRE_BATCH entries a step, while tw_index_finish_first()
- * says so; the resize tw_index_want_size() asks for started; the batch's
- * share migrated (tw_index_migrate_batch()).  Each answer of the core is
- * checked against the model's.
+ * As tw_maintain(), by the core's protocol (tw_index_upkeep()), each step
+ * checked against the model's: a resize that the batch would overfill
+ * finished first, TW_EXPIRE_BATCH entries a step, while
+ * tw_index_finish_first() says so; the resize tw_index_want_size() asks
+ * for started, through tw_index_offer(); the batch's share migrated
+ * (tw_index_migrate_batch()).
  */
 static void twm_maintain_batch(struct twm *m, unsigned long ids)
 {
-	unsigned long size;
-	bool first;
+	static const char *const name[] = { "done", "migrated", "alloc" };
 
 	for (;;) {
-		first = tw_index_finish_first(&m->x, ids);
-		TWM_CHECK(m, first == twm_finish_first(m, ids),
-			  "finish_first(%lu) says %d with %lu ids in %lu slots%s",
-			  ids, first, m->nr_present, m->msize,
-			  m->mold ? ", resizing" : "");
-		if (!first)
+		unsigned long nr_old = m->x.nr_old, mpos = m->x.mpos, size = 0;
+		bool first = twm_finish_first(m, ids);
+		unsigned long want = first ? 0 : twm_want(m, ids);
+		int expect = first ? TW_UPKEEP_MIGRATED :
+			     want ? TW_UPKEEP_ALLOC : TW_UPKEEP_DONE;
+		struct tw_ent *old;
+		int step = tw_index_upkeep(&m->x, ids, &size, &old);
+
+		TWM_CHECK(m, step == expect &&
+			  (step != TW_UPKEEP_ALLOC || size == want),
+			  "upkeep(%lu): %s (%lu slots), expected %s (%lu) with %lu ids in %lu slots%s",
+			  ids, name[step % 3], size, name[expect], want,
+			  m->nr_present, m->msize, m->mold ? ", resizing" : "");
+		if (step == TW_UPKEEP_MIGRATED) {
+			twm_trace(m, "  finish the resize first");
+			twm_migrated(m, old, TW_EXPIRE_BATCH, nr_old, mpos);
+		} else if (step == TW_UPKEEP_ALLOC) {
+			twm_trace(m, "maintain batch %lu (want %lu)", ids, size);
+			m->offer_ids = ids;
+			twm_start_resize(m, size);
+		} else {
+			twm_migrated(m, old, (ids + 1) * TW_MIGRATE, nr_old,
+				     mpos);
 			break;
-		twm_trace(m, "  finish the resize first");
-		twm_migrate(m, TW_EXPIRE_BATCH);
+		}
 	}
-	size = tw_index_want_size(&m->x, ids);
-	twm_trace(m, "maintain batch %lu (want %lu)", ids, size);
-	TWM_CHECK(m, size == twm_want(m, ids),
-		  "want_size(%lu) %lu, expected %lu", ids, size,
-		  twm_want(m, ids));
-	if (size)
-		twm_start_resize(m, size);
-	twm_migrate_batch(m, ids);
 }
 
 /*
@@ -2208,6 +2211,7 @@ static struct twm *twm_new(const struct twm_hooks *hooks, void *ctx,
 	m->nr = nr;
 	m->pool_nr = 2 * nr + 2;
 	m->find_every = 1;
+	m->offer_ids = ~0UL;
 	m->op_name = "new";
 	m->ids = twm_zalloc(m, nr * sizeof(*m->ids));
 	m->pool = twm_zalloc(m, m->pool_nr * sizeof(*m->pool));

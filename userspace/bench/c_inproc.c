@@ -64,23 +64,28 @@ static int ip_open(struct contender **cp, const struct copts *o)
 
 /*
  * Resize the index incrementally, as the module does once per batch of
- * @ids ids that may be added (tw_maintain()), by the core's policy: a
- * resize finished first if the batch needs it, a new table when
- * tw_index_want_size() asks for one, then the batch's share migrated; the
- * old table is freed when the last entry has left it.  Afterwards the
- * index has room for the batch's ids.
+ * @ids ids that may be added (tw_maintain()), by the core's protocol
+ * (tw_index_upkeep()): a resize finished first if the batch needs it, a
+ * new table when tw_index_want_size() asks for one, then the batch's share
+ * migrated; the old table is freed when the last entry has left it.
+ * Afterwards the index has room for the batch's ids.
  */
 static void ip_maintain(struct ip *p, unsigned long ids)
 {
+	struct tw_ent *old, *tab;
 	unsigned long size;
+	int step;
 
-	while (tw_index_finish_first(&p->x, ids))
-		free(tw_index_migrate(&p->x, TW_EXPIRE_BATCH));
-	size = tw_index_want_size(&p->x, ids);
-	if (size)
-		tw_index_start_resize(&p->x, xcalloc(size, sizeof(struct tw_ent)),
-				      size);
-	free(tw_index_migrate_batch(&p->x, ids));
+	do {
+		step = tw_index_upkeep(&p->x, ids, &size, &old);
+		free(old);
+		if (step == TW_UPKEEP_ALLOC) {
+			tab = xcalloc(size, sizeof(*tab));
+			/* one caller: the table it asked for is taken */
+			if (!tw_index_offer(&p->x, ids, tab, size))
+				free(tab);
+		}
+	} while (step != TW_UPKEEP_DONE);
 }
 
 /*
