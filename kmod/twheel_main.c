@@ -21,9 +21,11 @@
  * item remains, on an unbound worker at normal priority, for what no call
  * may be there to do: growing the index for a nowait writer that waits for
  * EPOLLOUT, finishing an index resize that the calls stopped driving, and
- * the expiry that falls due while events are queued unread (a wake then
- * would be a false edge for an edge-triggered epoll), a bounded budget
- * per run (tw_work_fn()).
+ * the first TW_WORK_NODES nodes of the expiry that falls due while events
+ * are queued unread (a wake then could be a false edge for an
+ * edge-triggered epoll): an event it queues is the edge, and if it queues
+ * none, a wake hands the rest to the waiters, whose poll or read pays for
+ * it (tw_work_fn()).
  * Exceptions: the wait queue has its own lock, timer_fires is written only
  * by the hrtimer callback, wh->due is set by it and cleared under the lock,
  * the per-user and global id counts are atomics, and tw_users_lock (a
@@ -110,10 +112,12 @@
 #define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
 /*
  * The work item's budget: at most TW_WORK_HOLDS holds of TW_EXPIRE_BATCH
- * nodes or index entries a run, and a run every TW_WORK_DELAY while an
- * expiry or a resize is left to it (tw_work_fn()).
+ * index entries a run, and a run every TW_WORK_DELAY while a resize is
+ * left to it; TW_WORK_NODES nodes of expiry each time the hrtimer finds
+ * it due while events are unread (tw_work_fn()).
  */
 #define TW_WORK_HOLDS		16
+#define TW_WORK_NODES		TW_CHUNK
 #define TW_WORK_DELAY		max(1UL, msecs_to_jiffies(10))
 /*
  * What a wheel grows with (nodes, index tables): charged to the caller's
@@ -396,8 +400,8 @@ static enum hrtimer_restart tw_timer_fn(struct hrtimer *t)
 	/*
 	 * With events queued and unread, a wake would make an edge-triggered
 	 * epoll that was told of them poll again and report them as a new
-	 * edge: the work item runs this expiry instead, on a budget, and
-	 * wakes only for events it queues (tw_work_fn()).
+	 * edge: the work item runs a little of this expiry first, and wakes
+	 * for an event it queues, or hands the rest over (tw_work_fn()).
 	 */
 	if (!tw_has_events(wh))
 		wake_up(&wh->wq);
@@ -603,12 +607,12 @@ static void tw_trace_expired(struct twheel *wh, struct tw_node *mark)
 
 /*
  * One bounded hold of expiry work: advance the wheel to now by at most
- * TW_EXPIRE_BATCH nodes, and migrate as many index entries if a resize is
- * under way.  Returns true if due work remains.
+ * @nodes nodes, and migrate as many index entries if a resize is under
+ * way.  Returns true if due work remains.
  */
-static bool tw_expire_batch(struct twheel *wh, bool wake)
+static bool tw_expire_batch(struct twheel *wh, bool wake, unsigned int nodes)
 {
-	unsigned int budget = TW_EXPIRE_BATCH;
+	unsigned int budget = nodes;
 	unsigned long before = wh->w.nr_ready, expired;
 	struct tw_node *mark = tw_ready_mark(&wh->w);
 	u64 now, held, t0 = ktime_get_ns();
@@ -630,11 +634,10 @@ static bool tw_expire_batch(struct twheel *wh, bool wake)
 		if (trace_twheel_expire_enabled())
 			tw_trace_expired(wh, mark);
 	}
-	tw_free_later(wh, tw_index_migrate(&wh->idx, TW_EXPIRE_BATCH));
+	tw_free_later(wh, tw_index_migrate(&wh->idx, nodes));
 	held = ktime_get_ns() - t0;
 	wh->hold_max = max(wh->hold_max, held);
-	trace_twheel_tick(wh->wid, now, expired, TW_EXPIRE_BATCH - budget,
-			  held, more);
+	trace_twheel_tick(wh->wid, now, expired, nodes - budget, held, more);
 	return more;
 }
 
@@ -661,7 +664,7 @@ static void tw_run_due(struct twheel *wh, bool all, bool wake)
 	lockdep_assert_held(&wh->lock);
 	while (READ_ONCE(wh->due) && !wh->closing) {
 		wh->timer_at = KTIME_MAX;	/* it fired */
-		if (!tw_expire_batch(wh, wake)) {
+		if (!tw_expire_batch(wh, wake, TW_EXPIRE_BATCH)) {
 			/*
 			 * After the events: a waiter that reads due false
 			 * (tw_due()) then sees them.  A fire since then that
@@ -1091,34 +1094,42 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
  * The work item: what no call on the fd may be there to do.  It grows the
  * index for a nowait writer waiting for EPOLLOUT (tw_grow()), runs the
  * expiry that fell due while events were queued unread (tw_timer_fn()),
- * waking the waiters only for the events it queues, and finishes
- * an index resize that the calls stopped driving: while they migrate it
- * (the position moved since the last run), it only looks again
- * TW_WORK_DELAY later.  At most TW_WORK_HOLDS batches a run, a run every
- * TW_WORK_DELAY, on an unbound worker at normal priority.  Its runs and
- * time are in the stats (work_runs, work_ns).
+ * TW_WORK_NODES nodes of it, for the new edge an edge-triggered epoll
+ * waits for (the rest is the owner's: tw_run_due()), and finishes an
+ * index resize that the calls stopped driving: while they migrate it (the
+ * position moved since the last run), it only looks again TW_WORK_DELAY
+ * later, and does at most TW_WORK_HOLDS batches a run.  On an unbound
+ * worker at normal priority; its runs and time are in the stats
+ * (work_runs, work_ns).
  */
 static void tw_work_fn(struct work_struct *work)
 {
 	struct twheel *wh = container_of(to_delayed_work(work), struct twheel,
 					 work);
 	struct tw_index *x = &wh->idx;
-	u64 t0 = ktime_get_ns();
+	u64 t0 = ktime_get_ns(), expired;
 	unsigned int holds = 0;
+	bool hand_over = false;
 
 	mutex_lock(&wh->lock);
 	if (wh->grow && !wh->closing)
 		tw_grow(wh);	/* drops the lock while it allocates */
-	/* expiry due while events were unread (tw_timer_fn()), on a budget */
-	while (READ_ONCE(wh->due) && tw_has_events(wh) && !wh->closing &&
-	       holds++ < TW_WORK_HOLDS) {
+	/*
+	 * Expiry due while events were unread (tw_timer_fn()): one hold of
+	 * TW_WORK_NODES nodes, for the edge.  An event queued wakes the
+	 * waiters (tw_expire_batch()); if none was and more is due, a wake
+	 * without a key hands the rest to them, whose poll or read pays for
+	 * it (an edge-triggered epoll may then be told of the old events
+	 * again); else it waits for the owner's next call.
+	 */
+	if (READ_ONCE(wh->due) && tw_has_events(wh) && !wh->closing) {
 		wh->timer_at = KTIME_MAX;
-		if (!tw_expire_batch(wh, true)) {
+		expired = wh->expirations;
+		if (!tw_expire_batch(wh, true, TW_WORK_NODES))
 			/* pairs with the smp_load_acquire() of tw_due() */
 			smp_store_release(&wh->due, false);
-			break;
-		}
-		tw_relock(wh);
+		else
+			hand_over = wh->expirations == expired;
 	}
 	holds = 0;
 	if (x->old && x->mpos == wh->work_mpos) {
@@ -1130,12 +1141,13 @@ static void tw_work_fn(struct work_struct *work)
 	}
 	wh->work_mpos = x->mpos;
 	/* under the lock: release() sets closing, then cancels the work */
-	if ((x->old || (READ_ONCE(wh->due) && tw_has_events(wh))) &&
-	    !wh->closing)
+	if (x->old && !wh->closing)
 		queue_delayed_work(system_unbound_wq, &wh->work, TW_WORK_DELAY);
 	wh->work_runs++;
 	wh->work_ns += ktime_get_ns() - t0;
 	tw_unlock(wh);
+	if (hand_over)
+		wake_up(&wh->wq);
 }
 
 static u64 tw_mem_bytes(const struct twheel *wh)

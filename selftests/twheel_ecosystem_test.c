@@ -26,18 +26,6 @@
 
 #define TRACING "/sys/kernel/tracing"
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 static char *slurp(const char *path)
 {
 	size_t cap = 1 << 20, len = 0;

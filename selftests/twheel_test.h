@@ -272,6 +272,19 @@ static inline long read_long(const char *path)
 	return v;
 }
 
+/* Write @s to the file at @path in one write(): 0, or -1 with errno. */
+static inline int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
 /* /sys/class/misc/twheel/@name: the module-wide "ids" or "fds" */
 static inline long sysfs_long(const char *name)
 {

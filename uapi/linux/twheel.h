@@ -141,8 +141,9 @@ struct twheel_query {
  *	call that found the expiry due (read, poll, write, an ioctl)
  * @hold_max_ns: longest time the wheel lock was held by an expiry batch
  * @work_runs: runs of the module's work item, which grows the index for
- *	a nowait writer, finishes a resize the calls left, and runs the
- *	expiry that falls due while events are queued unread
+ *	a nowait writer, finishes a resize the calls left, and, while
+ *	events are queued unread, runs the first 64 nodes of the expiry
+ *	that falls due
  * @work_ns: time spent in those runs, in ns
  * @reserved: zero
  *

@@ -134,7 +134,7 @@ type Stats struct {
 	Reslots     uint64        // ids moved between slots
 	Runs        uint64        // expiry batches, run by the calls on the wheel
 	HoldMax     time.Duration // longest hold of the wheel lock by an expiry batch
-	WorkRuns    uint64        // runs of the module's work item (index upkeep)
+	WorkRuns    uint64        // runs of the module's work item (upkeep, the edge)
 	Work        time.Duration // time spent in those runs
 	_           [4]uint64
 }
