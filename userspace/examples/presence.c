@@ -22,6 +22,16 @@
  * the expirations through epoll, prints a progress line every second and
  * finally checks every user against what it knows of the clients.  Exit
  * status 0 only if everything checked out.
+ *
+ * --upgrade-at SEC: a restart that loses nothing.  At that time the service
+ * re-executes itself (an upgrade would exec the new binary), keeping its
+ * wheels: their fds are inherited across execve(), and every deadline
+ * stays where it was in the kernel while no process runs the service.  Its
+ * own state (the per-user arrays and counters) lives in a memfd, also
+ * inherited, and the new image picks both up (--resume FD) and goes on.
+ * The heartbeats sent meanwhile wait in the socket; the expirations wait in
+ * the wheels.  The summary checks that the wheels held the same ids before
+ * and after.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +44,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -61,6 +72,8 @@ struct opts {
 	double silent;
 	double idle;
 	int quiet;
+	uint64_t upgrade_ns;	/* re-execute at t0 + this, or 0 */
+	uint64_t resume_fd;	/* the saved state of a re-executed service, or 0 */
 };
 
 /* What the client process tells the service through shared memory. */
@@ -70,7 +83,10 @@ struct sender_stats {
 	volatile uint64_t lag_ns;		/* current lag */
 };
 
-/* Per-user state of the service, plus the clients' plan (kind, stop). */
+/*
+ * Per-user state of the service (in the saved state, struct saved), plus
+ * the clients' plan (kind, stop: computed again by a resumed service).
+ */
 static uint8_t *kind;		/* K_* bits */
 static uint16_t *stop_round;	/* silent users send in rounds < stop_round */
 static uint8_t *state;
@@ -102,6 +118,9 @@ static void usage(FILE *f, int status)
 "                        or emulated machine is late, that is not a failure)\n"
 "  --batch N             ids per heartbeat datagram (default 8192)\n"
 "  --seed N              seed of the clients' choices (default 1)\n"
+"  --upgrade-at SEC      re-execute the service SEC after the start, keeping\n"
+"                        its wheels (default: never)\n"
+"  --resume FD           (set by --upgrade-at) go on from the state in FD\n"
 "  --quiet               no progress lines\n"
 "  --help                this text\n"
 "\n"
@@ -139,6 +158,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "max-late-ms", OPT_MS, &o->max_late_ns, .min = 1, .max = 3600000, .def = "5000" },
 		{ "batch", OPT_U64, &o->batch, .min = 1, .max = 16384, .def = "8192" },
 		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX, .def = "1" },
+		{ "upgrade-at", OPT_SECONDS, &o->upgrade_ns, .min = 1, .max = UINT64_MAX },
+		{ "resume", OPT_U64, &o->resume_fd, .min = 3, .max = INT32_MAX },
 		{ "quiet", OPT_FLAG, .dst = &o->quiet },
 		{ NULL },
 	};
@@ -146,6 +167,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS | OPTS_UNKNOWN_APART);
 	check_opts(o);
+	if (o->upgrade_ns && o->upgrade_ns >= o->duration_ns)
+		usage_error("--upgrade-at must come before the end (--duration)");
 }
 
 /* ------------------------------------------------------------ the clients */
@@ -237,16 +260,11 @@ struct expect {
 	uint64_t last_silent_deadline;	/* when the last silent user is due */
 };
 
-/* Per-user arrays of the plan and of the service, then the plan itself. */
+/* The plan's per-user arrays, then the plan itself. */
 static void plan_users(const struct opts *o, struct expect *x)
 {
 	kind = xcalloc(o->users, 1);
 	stop_round = xcalloc(o->users, sizeof(*stop_round));
-	state = xcalloc(o->users, 1);
-	n_offline = xcalloc(o->users, 1);
-	n_away = xcalloc(o->users, 1);
-	last_hb = xcalloc(o->users, sizeof(*last_hb));
-	last_act = xcalloc(o->users, sizeof(*last_act));
 	make_plan(o);
 	memset(x, 0, sizeof(*x));
 	for (uint64_t u = 0; u < o->users; u++) {
@@ -328,8 +346,12 @@ static void run_clients(int sock, const struct opts *o, uint64_t t0, struct send
 
 struct service {
 	const struct opts *o;
+	struct saved *sd;
+	char **argv;
 	int off_fd, away_fd, sock;
-	uint64_t t0;
+	pid_t child;
+	uint64_t t0, cpu0;
+	int upgraded;	/* re-executed (--upgrade-at) */
 	/* counters */
 	uint64_t online, away, offline;
 	uint64_t hb, acts;
@@ -346,6 +368,153 @@ struct service {
 	uint64_t *ids, *act_ids, *cancel_ids;
 	struct twheel_event *ev;
 };
+
+/* ------------------------------------------------------- the saved state */
+
+#define SAVED_MAGIC	0x70726573656e6365ULL	/* "presence" */
+
+/*
+ * What outlives the process image (--upgrade-at), in a memfd mapped
+ * shared: the clients' figures (the client process writes them there),
+ * the service as it was at the upgrade (its fds and counters; not its
+ * pointers), then the per-user arrays, on the next page (SAVED_HDR).
+ */
+struct saved {
+	uint64_t magic, users;
+	int fd;				/* the memfd */
+	struct sender_stats ss;
+	struct service sv;
+	uint64_t upgrade_t, resume_t;	/* the execve(), the new image back */
+	uint64_t held_before, held_after; /* ids armed or queued, both wheels */
+};
+
+#define SAVED_HDR	((sizeof(struct saved) + 4095) & ~(size_t)4095)
+
+/* Bytes of the per-user byte arrays, rounded up for the u64 ones after. */
+static uint64_t bytes_of(uint64_t users)
+{
+	return (3 * users + 7) & ~7ULL;
+}
+
+static size_t saved_size(uint64_t users)
+{
+	return SAVED_HDR + bytes_of(users) + 2 * users * sizeof(uint64_t);
+}
+
+/* Map the saved state in @fd and point the per-user arrays into it. */
+static struct saved *map_saved(int fd, uint64_t users)
+{
+	struct saved *sd = mmap(NULL, saved_size(users), PROT_READ | PROT_WRITE, MAP_SHARED,
+				fd, 0);
+	uint8_t *p = (uint8_t *)sd + SAVED_HDR;
+
+	if (sd == MAP_FAILED)
+		die("%s: mmap of the saved state: %s", prog, strerror(errno));
+	state = p;
+	n_offline = p + users;
+	n_away = p + 2 * users;
+	last_hb = (uint64_t *)(p + bytes_of(users));
+	last_act = last_hb + users;
+	return sd;
+}
+
+/* A new saved state (zeroed: every user ST_NEW). */
+static struct saved *new_saved(uint64_t users)
+{
+	int fd = memfd_create("presence-state", MFD_CLOEXEC);
+	struct saved *sd;
+
+	if (fd < 0 || ftruncate(fd, (off_t)saved_size(users)) < 0)
+		die("%s: memfd for the saved state: %s", prog, strerror(errno));
+	sd = map_saved(fd, users);
+	sd->magic = SAVED_MAGIC;
+	sd->users = users;
+	sd->fd = fd;
+	return sd;
+}
+
+/* The saved state a re-executed service inherited in @fd. */
+static struct saved *open_saved(int fd, uint64_t users)
+{
+	struct stat st;
+	struct saved *sd;
+
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != saved_size(users))
+		die("%s: --resume %d: not the saved state of %" PRIu64 " users", prog, fd,
+		    users);
+	sd = map_saved(fd, users);
+	if (sd->magic != SAVED_MAGIC || sd->users != users || sd->fd != fd)
+		die("%s: --resume %d: not the saved state of this run", prog, fd);
+	return sd;
+}
+
+/* Ids armed or queued in both wheels. */
+static uint64_t held_ids(const struct service *sv)
+{
+	struct twheel_stats a, b;
+
+	if (twheel_stats(sv->off_fd, &a) < 0 || twheel_stats(sv->away_fd, &b) < 0)
+		die("%s: GET_STATS: %s", prog, strerror(errno));
+	return a.armed + a.pending + b.armed + b.pending;
+}
+
+/* Set or clear close-on-exec on the fds that outlive the process image. */
+static void keep_fds(const struct service *sv, int cloexec)
+{
+	const int fds[] = { sv->sd->fd, sv->sock, sv->off_fd, sv->away_fd };
+
+	for (size_t i = 0; i < ARRAY_LEN(fds); i++)
+		if (fcntl(fds[i], F_SETFD, cloexec ? FD_CLOEXEC : 0) < 0)
+			die("%s: fcntl: %s", prog, strerror(errno));
+}
+
+/*
+ * The upgrade: save the service, then execute this program again with the
+ * same options and --resume.  The wheels go on meanwhile, in the kernel.
+ */
+static void upgrade(struct service *sv)
+{
+	struct saved *sd = sv->sd;
+	char fdarg[16], **argv;
+	int argc = 0;
+
+	while (sv->argv[argc])
+		argc++;
+	argv = xcalloc((size_t)argc + 3, sizeof(*argv));
+	memcpy(argv, sv->argv, (size_t)argc * sizeof(*argv));
+	snprintf(fdarg, sizeof(fdarg), "%d", sd->fd);
+	argv[argc] = "--resume";
+	argv[argc + 1] = fdarg;
+	sd->held_before = held_ids(sv);
+	sv->upgraded = 1;
+	sd->sv = *sv;
+	keep_fds(sv, 0);
+	if (!sv->o->quiet)
+		printf("presence: t=%.1fs: upgrade: re-executing with %" PRIu64
+		       " ids in the wheels\n", (double)(mono_ns() - sv->t0) / 1e9,
+		       sd->held_before);
+	fflush(stdout);
+	sd->upgrade_t = mono_ns();
+	execv("/proc/self/exe", argv);
+	die("%s: execv /proc/self/exe: %s", prog, strerror(errno));
+}
+
+/* The new image: the service as it was saved, its fds inherited. */
+static void resume_service(struct service *sv, const struct opts *o, struct saved *sd,
+			   char **argv)
+{
+	sd->resume_t = mono_ns();
+	*sv = sd->sv;
+	sv->o = o;
+	sv->sd = sd;
+	sv->argv = argv;
+	keep_fds(sv, 1);
+	sd->held_after = held_ids(sv);
+	if (!o->quiet)
+		printf("presence: t=%.1fs: resumed %.1f ms after the execve, %" PRIu64
+		       " ids in the wheels\n", (double)(sd->resume_t - sv->t0) / 1e9,
+		       (double)(sd->resume_t - sd->upgrade_t) / 1e6, sd->held_after);
+}
 
 static void touch_all(struct service *sv, int fd, const uint64_t *ids, size_t n)
 {
@@ -581,18 +750,6 @@ static void progress(struct service *sv, uint64_t now, const struct sender_stats
 
 /* ------------------------------------------------------------ setting up */
 
-/* The clients' lag figures, in memory shared with the client process. */
-static struct sender_stats *map_sender_stats(void)
-{
-	struct sender_stats *ss;
-
-	ss = mmap(NULL, sizeof(*ss), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ss == MAP_FAILED)
-		die("%s: mmap: %s", prog, strerror(errno));
-	memset(ss, 0, sizeof(*ss));
-	return ss;
-}
-
 /* The heartbeat channel: a SOCK_SEQPACKET pair with 2 MiB buffers. */
 static void open_channel(int pair[2])
 {
@@ -617,7 +774,6 @@ static void open_wheels(struct service *sv, const struct opts *o)
 {
 	struct twheel_config cfg;
 
-	memset(sv, 0, sizeof(*sv));
 	sv->o = o;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.tick_ns = o->tick_ns;
@@ -669,6 +825,7 @@ static pid_t start_clients(struct service *sv, int pair[2], struct sender_stats 
 	}
 	close(pair[1]);
 	sv->sock = pair[0];
+	sv->child = child;
 	return child;
 }
 
@@ -711,10 +868,12 @@ static void run_service(struct service *sv, int ep, const struct expect *x,
 {
 	struct epoll_event evs[8];
 	uint64_t t_end = sv->t0 + sv->o->duration_ns, t_settle = t_end + sv->o->max_late_ns;
-	uint64_t now, next_prog = sv->t0 + NSEC_PER_SEC, cpu0;
+	uint64_t now = mono_ns(), next_prog = sv->t0 + NSEC_PER_SEC;
 
-	sv->prev.t = mono_ns();
-	cpu0 = sv->prev.cpu = cpu_self_ns();
+	while (next_prog <= now)
+		next_prog += NSEC_PER_SEC;
+	sv->prev.t = now;
+	sv->prev.cpu = cpu_self_ns();
 	for (;;) {
 		int n, tmo;
 
@@ -740,22 +899,25 @@ static void run_service(struct service *sv, int ep, const struct expect *x,
 			while (next_prog <= now)
 				next_prog += NSEC_PER_SEC;
 		}
+		if (sv->o->upgrade_ns && !sv->upgraded && now >= sv->t0 + sv->o->upgrade_ns)
+			upgrade(sv);
 		/* settle: wait (up to --max-late-ms) for late expirations */
 		if (now >= t_end && ((sv->silent_off == x->silent && sv->idle_away == x->idle_away) ||
 				     now >= t_settle))
 			break;
 	}
-	sv->cpu_ns = cpu_self_ns() - cpu0;
+	/* the process's CPU time: it goes on across an execve() */
+	sv->cpu_ns = cpu_self_ns() - sv->cpu0;
 	sv->wall_ns = mono_ns() - sv->t0;
 }
 
-static void stop_clients(struct service *sv, pid_t child)
+static void stop_clients(struct service *sv)
 {
 	int status;
 
 	close(sv->sock);
-	kill(child, SIGTERM);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+	kill(sv->child, SIGTERM);
+	while (waitpid(sv->child, &status, 0) < 0 && errno == EINTR)
 		;
 }
 
@@ -767,7 +929,7 @@ struct verdict {
 	uint64_t late_k, late_s;	/* events later than that: kernel's, service's view */
 	uint64_t maxlate;		/* the service's worst lateness */
 	int lagged;			/* the clients fell a timeout behind */
-	int ok_off, ok_act, ok_away, ok_early, ok_late, ok_misc, ok;
+	int ok_off, ok_act, ok_away, ok_early, ok_late, ok_misc, ok_upgrade, ok;
 };
 
 static void verify(const struct service *sv, const struct expect *x,
@@ -800,7 +962,11 @@ static void verify(const struct service *sv, const struct expect *x,
 	v->ok_early = sv->early == 0;
 	v->ok_late = v->maxlate <= o->max_late_ns;
 	v->ok_misc = sv->bad_id == 0 && sv->touch_errors == 0;
-	v->ok = v->ok_off && v->ok_act && v->ok_away && v->ok_early && v->ok_late && v->ok_misc;
+	/* the new image found every id the old one left in the wheels */
+	v->ok_upgrade = !o->upgrade_ns ||
+			(sv->upgraded && sv->sd->held_before == sv->sd->held_after);
+	v->ok = v->ok_off && v->ok_act && v->ok_away && v->ok_early && v->ok_late &&
+		v->ok_misc && v->ok_upgrade;
 }
 
 static void print_summary(const struct service *sv, const struct expect *x,
@@ -843,6 +1009,12 @@ static void print_summary(const struct service *sv, const struct expect *x,
 		    (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
 		    100.0 * (double)sv->cpu_ns / (double)sv->wall_ns,
 		    (double)ss->max_behind_ns / 1e6);
+	if (o->upgrade_ns)
+		check_line("restart", v->ok_upgrade, "re-executed at t=%.1f s, back %.1f ms later;"
+			   " %s ids in the wheels before, %s after",
+			   (double)(sv->sd->upgrade_t - sv->t0) / 1e9,
+			   (double)(sv->sd->resume_t - sv->sd->upgrade_t) / 1e6,
+			   fmt_count(a, sv->sd->held_before), fmt_count(b, sv->sd->held_after));
 	if (!v->ok_misc)
 		report_line("errors", "%" PRIu64 " bad ids, %" PRIu64 " failed touches",
 			    sv->bad_id, sv->touch_errors);
@@ -851,31 +1023,38 @@ static void print_summary(const struct service *sv, const struct expect *x,
 
 int main(int argc, char **argv)
 {
+	static struct service sv;	/* about 1 MiB: its histograms */
 	struct opts o;
 	struct expect x;
-	struct service sv;
-	struct sender_stats *ss;
+	struct saved *sd;
 	struct verdict v;
 	int pair[2], ep;
-	pid_t child;
 
 	set_prog(argc, argv);
 	parse_args(argc, argv, &o);
 	plan_schedule(&o);
 	plan_users(&o, &x);
 
-	ss = map_sender_stats();
-	open_channel(pair);
-	open_wheels(&sv, &o);
-	print_plan(&o, &x);
-	child = start_clients(&sv, pair, ss);
+	if (o.resume_fd) {
+		sd = open_saved((int)o.resume_fd, o.users);
+		resume_service(&sv, &o, sd, argv);
+	} else {
+		sd = new_saved(o.users);
+		sv.sd = sd;
+		sv.argv = argv;
+		open_channel(pair);
+		open_wheels(&sv, &o);
+		print_plan(&o, &x);
+		start_clients(&sv, pair, &sd->ss);
+		sv.cpu0 = cpu_self_ns();
+	}
 	alloc_buffers(&sv);
 	ep = watch_fds(&sv);
 
-	run_service(&sv, ep, &x, ss);
-	stop_clients(&sv, child);
+	run_service(&sv, ep, &x, &sd->ss);
+	stop_clients(&sv);
 
-	verify(&sv, &x, ss, &v);
-	print_summary(&sv, &x, ss, &v);
+	verify(&sv, &x, &sd->ss, &v);
+	print_summary(&sv, &x, &sd->ss, &v);
 	return v.ok ? 0 : 1;
 }

@@ -6,7 +6,7 @@
 # programs already built (make -C userspace/examples).  Prints TAP and ends
 # with "# examples: N passed, N failed" (scripts/lib/tap.sh); exits non-zero
 # on any failure.
-# About 1 minute under TCG.
+# About 1.5 minutes under TCG.
 #
 #   userspace/examples/run_guest.sh [-v]      -v: show every program's output
 #
@@ -28,14 +28,14 @@ tmp=$(mktemp -d /tmp/twheel-examples.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 
-# Without these, none of the 9 tests can run.
+# Without these, none of the 10 tests can run.
 [ -c /dev/twheel ] ||
-	tap_bail_out examples 9 "/dev/twheel missing: load kmod/twheel.ko first"
+	tap_bail_out examples 10 "/dev/twheel missing: load kmod/twheel.ko first"
 for p in presence idle-reaper orders cache-ttl; do
 	[ -x "$here/$p" ] ||
-		tap_bail_out examples 9 "$here/$p not built: make -C userspace/examples"
+		tap_bail_out examples 10 "$here/$p not built: make -C userspace/examples"
 done
 # idle-reaper talks TCP over 127.0.0.1: the guest boots with lo down.
 if ! ip link show lo 2>/dev/null | grep -q 'UP'; then
@@ -80,16 +80,22 @@ timed() {
 timed "presence: $users users, silent ones offline after 3 s, idle ones away after 6 s" 60 \
 	"$here/presence" --users "$users" --timeout 3 --away 6 --duration 12 --quiet
 
-# 2. idle-reaper: 2000 TCP connections, some go quiet, closed after 3 s.
+# 2. presence across an upgrade: halfway, the service re-executes itself and
+# goes on with the wheels it inherited; every user verified as in 1.
+timed "presence: $users users, the service re-executed at 5 s keeps its wheels" 60 \
+	"$here/presence" --users "$users" --timeout 3 --away 6 --duration 12 \
+	--upgrade-at 5 --quiet
+
+# 3. idle-reaper: 2000 TCP connections, some go quiet, closed after 3 s.
 timed "idle-reaper: $conns connections, quiet ones closed after 3 s idle, active ones kept" 60 \
 	"$here/idle-reaper" --conns "$conns" --timeout 3 --duration 9 --quiet
 
-# 3. orders: SIGKILLed at random points and restarted; nothing lost.
+# 4. orders: SIGKILLed at random points and restarted; nothing lost.
 timed "orders: 8 SIGKILLs + chaos kills, restarts recover every unpaid order" 90 \
 	"$here/orders" torture --db "$tmp/torture.db" --window 1 --rate 200 --kills 8 \
 	--chaos 0.002 --quiet
 
-# 4. orders: the checker itself catches a double settlement and an early cancel.
+# 5. orders: the checker itself catches a double settlement and an early cancel.
 orders_checker() {
 	db=$tmp/doctored.db
 	"$here/orders" run --db "$db" --window 0.3 --rate 100 --duration 1 --quiet || return 1
@@ -120,7 +126,7 @@ log=$tmp/checker.log
 orders_checker >"$log" 2>&1
 report "orders: check verifies a clean run and rejects a doctored database" $? "$log"
 
-# 5. orders: a payment made by another process while the service's timer
+# 6. orders: a payment made by another process while the service's timer
 # for that order runs stands; the expiry then finds the order paid.  The
 # newest unpaid order is paid as soon as one exists (polled for up to 30 s:
 # a busy host may start the service late), with 8 s of its window left.
@@ -152,11 +158,11 @@ log=$tmp/pay.log
 orders_pay >"$log" 2>&1
 report "orders: an external payment stands, the later expiry leaves it paid" $? "$log"
 
-# 6. cache-ttl: random workload against a model.
+# 7. cache-ttl: random workload against a model.
 timed "cache-ttl: no key served after its TTL, every key expires through the wheel" 60 \
 	"$here/cache-ttl" --test --keys 5000 --duration 4 --ttl-ms 10,1500
 
-# 7. cache-ttl: the command interface.  Every step has seconds to spare
+# 8. cache-ttl: the command interface.  Every step has seconds to spare
 # (a 2 s TTL read at once, 4 s and 3 s sleeps for 2 s and 0.1 s TTLs), so a
 # busy host that stalls the guest for a few hundred ms changes nothing.
 cache_cmds() {
@@ -175,7 +181,7 @@ log=$tmp/cache-cmds.log
 cache_cmds >"$log" 2>&1
 report "cache-ttl: set/get/del/sleep commands, expiry reported by the wheel" $? "$log"
 
-# 8. every program: --help exits 0, bad arguments exit 2 with a usage line.
+# 9. every program: --help exits 0, bad arguments exit 2 with a usage line.
 usage_checks() {
 	rc=0
 	for p in presence idle-reaper orders cache-ttl; do
@@ -184,7 +190,8 @@ usage_checks() {
 	done
 	for args in "presence --users 0" "presence --timeout abc" "presence --bogus" \
 		"presence --silent-fraction 2" "presence --timeout 10 --interval 9" \
-		"presence extra" "presence --users" "idle-reaper --conns -1" \
+		"presence extra" "presence --users" "presence --upgrade-at 20 --duration 10" \
+		"idle-reaper --conns -1" \
 		"idle-reaper --timeout" "idle-reaper --quiet-fraction 1.5" "orders" \
 		"orders frob --db x" "orders check" "orders pay --db x" \
 		"orders torture --db x --kill-after 2,1" "cache-ttl --ttl-ms 5" \
@@ -207,7 +214,7 @@ log=$tmp/usage.log
 usage_checks >"$log" 2>&1
 report "all programs: --help, and exit status 2 with usage on bad arguments" $? "$log"
 
-# 9. the guest's kernel log stayed clean while the examples ran
+# 10. the guest's kernel log stayed clean while the examples ran
 dmesg_check() {
 	! dmesg | grep -E 'BUG:|WARNING:|Call Trace:|twheel.*(error|leak)'
 }
