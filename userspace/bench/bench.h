@@ -185,7 +185,7 @@ void lat_free(struct lat *l);
 extern FILE *out;
 extern const char *json_tag;	/* --tag: added to every line */
 void json_begin(const char *workload, const char *contender, uint64_t n,
-		int rep);
+		uint64_t rep);
 void json_u(const char *key, uint64_t v);
 void json_i(const char *key, int64_t v);
 void json_f(const char *key, double v);

@@ -520,10 +520,10 @@ void lat_free(struct lat *l)
 
 /* ---- JSON lines ---------------------------------------------------------- */
 
-void json_begin(const char *workload, const char *contender, uint64_t n, int rep)
+void json_begin(const char *workload, const char *contender, uint64_t n, uint64_t rep)
 {
 	fprintf(out, "{\"workload\":\"%s\",\"contender\":\"%s\",\"n\":%" PRIu64
-		",\"rep\":%d", workload, contender, n, rep);
+		",\"rep\":%" PRIu64, workload, contender, n, rep);
 	if (json_tag)
 		fprintf(out, ",\"tag\":\"%s\"", json_tag);
 }

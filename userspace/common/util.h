@@ -8,8 +8,8 @@
  * no uapi header, so the bench's in-process contender, built against the
  * kernel shims, can include it.
  *
- * Option tables and usage errors, which only the examples use, are in
- * opts.h beside this file.
+ * Option tables and usage errors (the command lines of the examples, the
+ * bench and twheelctl) are in opts.h beside this file.
  */
 #ifndef TWHEEL_USERSPACE_UTIL_H
 #define TWHEEL_USERSPACE_UTIL_H
