@@ -116,6 +116,15 @@ uint64_t timerfd_count(struct contender *c);
 /* ---- util.c -------------------------------------------------------------- */
 
 uint64_t clock_res_ns(void);		/* CLOCK_MONOTONIC's resolution: 1 unless coarse */
+/*
+ * The loop of a contender's wait(): look() once, even if @until has
+ * passed, then again until the clock reaches @until or s->done.  look()
+ * gets the clock, read just before, and blocks at most until @until (not
+ * at all once it has passed).  0, or look()'s -errno, which ends the loop.
+ */
+int wait_loop(struct contender *c, uint64_t until, struct sink *s,
+	      int (*look)(struct contender *c, uint64_t now, uint64_t until,
+			  struct sink *s));
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void *xcalloc(size_t n, size_t size);
 
