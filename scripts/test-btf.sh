@@ -23,18 +23,7 @@ kver=${kver#/boot/vmlinuz-}
 command -v bpftool > /dev/null || scripts/deps.sh >&2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-log=$tmp/log
-
-t() { # DESCRIPTION COMMAND...: a TAP line; the output's end on failure
-	local desc=$1
-	shift
-	if "$@" > "$log" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$log" | tail -n 20
-	fi
-}
+tap_log=$tmp/log
 
 ms_since() { # START (date +%s%N)
 	echo $((($(date +%s%N) - $1) / 1000000))
@@ -79,7 +68,7 @@ base_ok() {
 	grep -qx "image $(sha256sum < "$image" | cut -c1-64)" "$entry/inputs" ||
 		{ echo "the cache entry is not for this $image"; return 1; }
 }
-t "its vmlinux has a .BTF, resolve_btfids is built, the entry is $image's" base_ok
+tap_cmd "its vmlinux has a .BTF, resolve_btfids is built, the entry is $image's" base_ok
 
 # ------------------------------------------------------------- the build
 # A scratch copy: the sources (as `make dkms-src` takes them), the top
@@ -146,7 +135,7 @@ t0=$(date +%s%N)
 make -j"$(nproc)" -C "$src" BTF=1 KVER="$kver" modules > "$tmp/build.log" 2>&1
 rc=$?
 build_ms=$(ms_since "$t0")
-t "make BTF=1 builds twheel.ko and the probe in a scratch copy ($build_ms ms)" \
+tap_cmd "make BTF=1 builds twheel.ko and the probe in a scratch copy ($build_ms ms)" \
 	sh -c "[ $rc -eq 0 ] && [ -f '$ko' ] && [ -f '$probe' ] || { tail -n 20 '$tmp/build.log'; exit 1; }"
 
 build_log_ok() {
@@ -155,8 +144,8 @@ build_log_ok() {
 		grep -q "BTF \[M\] $ko" "$tmp/build.log" &&
 		grep -q "BTF \[M\] $probe" "$tmp/build.log"
 }
-t "the build log: 'BTF [M]' for both, no 'Skipping BTF generation', no warning" build_log_ok
-t "twheel.ko has a .BTF section" has_section "$ko" .BTF
+tap_cmd "the build log: 'BTF [M]' for both, no 'Skipping BTF generation', no warning" build_log_ok
+tap_cmd "twheel.ko has a .BTF section" has_section "$ko" .BTF
 
 # --------------------------------------------------- split BTF on the base
 bpftool btf dump file "$base" > "$tmp/base.btf" 2> "$tmp/base.err"
@@ -167,7 +156,7 @@ module_types() {
 	grep -E "^\[[0-9]+\] STRUCT 'twheel' " "$tmp/ko.btf" &&
 		grep -E "^\[[0-9]+\] STRUCT 'tw_node' " "$tmp/ko.btf"
 }
-t "bpftool -B vmlinux btf dump file twheel.ko: struct twheel, struct tw_node" module_types
+tap_cmd "bpftool -B vmlinux btf dump file twheel.ko: struct twheel, struct tw_node" module_types
 
 type_id() { # BTF_DUMP head|tail: the number of its first or last type
 	grep -o '^\[[0-9]*\]' "$1" | "$2" -n 1 | tr -d '[]'
@@ -179,7 +168,7 @@ split_ids() {
 	echo "base: types 1..$last, twheel.ko from $first"
 	[ -n "$last" ] && [ "$first" = $((last + 1)) ]
 }
-t "split BTF: twheel.ko's types are numbered on from the base's last" split_ids
+tap_cmd "split BTF: twheel.ko's types are numbered on from the base's last" split_ids
 
 # The members of struct twheel whose types are the kernel's: their names
 # come from the base's types, so a foreign base gives other names (or none).
@@ -193,7 +182,7 @@ members_resolve() { # BASE
 		printf '%s\n' "$c" | grep -q '	struct hrtimer timer;' &&
 		printf '%s\n' "$c" | grep -Eq '	struct (delayed_work|work_struct) work;'
 }
-t "struct twheel's kernel-typed members resolve in the base (lock, wait queue, hrtimer, work)" \
+tap_cmd "struct twheel's kernel-typed members resolve in the base (lock, wait queue, hrtimer, work)" \
 	members_resolve "$base"
 
 # The base must be the image's own BTF: unpacked afresh from the image with
@@ -210,20 +199,20 @@ same_base() {
 	[ -n "$image_btf" ] && [ "$image_btf" = "$base_btf" ] &&
 		[ -n "$image_id" ] && [ "$image_id" = "$(build_id "$base")" ]
 }
-t "the base is $image's: same .BTF sha256 and build id ($(ms_since "$t0") ms)" same_base
+tap_cmd "the base is $image's: same .BTF sha256 and build id ($(ms_since "$t0") ms)" same_base
 
 # /sys/kernel/btf/vmlinux is the running kernel's .BTF: the base a loaded
 # module is checked against.
 runtime=/sys/kernel/btf/vmlinux
 runtime_btf=$( [ -r $runtime ] && sha256sum < $runtime | cut -c1-64)
 if [ "$(uname -r)" = "$kver" ] && [ -n "$runtime_btf" ]; then
-	t "$runtime (this host runs $kver) is the base" [ "$runtime_btf" = "$base_btf" ]
+	tap_cmd "$runtime (this host runs $kver) is the base" [ "$runtime_btf" = "$base_btf" ]
 else
 	skip "$runtime is the base" "this host runs $(uname -r), not $kver"
 fi
 if [ -n "$runtime_btf" ] && [ "$runtime_btf" != "$base_btf" ]; then
 	foreign_base_fails() { ! members_resolve "$runtime"; }
-	t "a foreign base ($(uname -r)'s $runtime) does not resolve struct twheel" \
+	tap_cmd "a foreign base ($(uname -r)'s $runtime) does not resolve struct twheel" \
 		foreign_base_fails
 else
 	skip "a foreign base does not resolve struct twheel" "no other kernel's BTF here"
@@ -289,12 +278,12 @@ PY
 }
 
 if has_section "$ko" .BTF_ids; then
-	t "twheel.ko's .BTF_ids: every id resolved, each the id of its type" \
+	tap_cmd "twheel.ko's .BTF_ids: every id resolved, each the id of its type" \
 		btf_ids_resolved "$ko"
 else
 	skip "twheel.ko's .BTF_ids: every id resolved" "twheel.ko has no .BTF_ids (no kfuncs yet)"
 fi
-t "the probe's .BTF_ids (kfunc set8, BTF_ID_LIST of base and module types) resolved" \
+tap_cmd "the probe's .BTF_ids (kfunc set8, BTF_ID_LIST of base and module types) resolved" \
 	btf_ids_resolved "$probe"
 
 echo "# btf-kdir.sh $kdir_ms ms ($how), build $build_ms ms; cache entry $entry:" \

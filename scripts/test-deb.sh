@@ -34,22 +34,11 @@ cd "$top" || exit 1
 version=$(cat kmod/VERSION)
 pkgs=(twheel-dkms libtwheel0 libtwheel-dev twheel-tools python3-twheel)
 work=$(mktemp -d)
-log=$work/log
+tap_log=$work/log
 trap 'rm -rf "$work"' EXIT
 # Debian's python3, not a pyenv/venv one first in PATH.
 py=/usr/bin/python3
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2> /dev/null || gcc -print-multiarch)
-
-t() { # DESCRIPTION COMMAND...: a TAP line; the output's end on failure
-	local desc=$1
-	shift
-	if "$@" > "$log" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$log" | tail -n 20
-	fi
-}
 
 # ------------------------------------------- the suites, on the packages
 # The user-space suites of userspace/tests against the installed files,
@@ -64,7 +53,7 @@ t() { # DESCRIPTION COMMAND...: a TAP line; the output's end on failure
 lines_to_tap() { # LABEL CMD...
 	local label=$1 line rest rc seen=0
 	shift
-	"$@" > "$log" 2>&1
+	"$@" > "$tap_log" 2>&1
 	rc=$?
 	while IFS= read -r line; do
 		case $line in
@@ -78,7 +67,7 @@ lines_to_tap() { # LABEL CMD...
 		"#"*) echo "$line" ;;
 		*) echo "# $line" ;;
 		esac
-	done < "$log"
+	done < "$tap_log"
 	[ "$seen" -eq 1 ] || not_ok "$label ran (exit $rc, no result lines)"
 }
 
@@ -86,14 +75,12 @@ packaged_suites() {
 	local g=$work/suites
 	mkdir -p "$g/tests" "$g/python/examples"
 	# shellcheck disable=SC2046 # pkg-config's words
-	if cc -D_GNU_SOURCE -O2 -o "$g/test_lib" userspace/tests/test_lib.c \
-		$(pkg-config --cflags --libs libtwheel) > "$log" 2>&1; then
-		check "test_lib.c builds against the installed libtwheel, links its .so.0" \
+	if tap_cmd "test_lib.c builds against the installed libtwheel" \
+		cc -D_GNU_SOURCE -O2 -o "$g/test_lib" userspace/tests/test_lib.c \
+		$(pkg-config --cflags --libs libtwheel); then
+		check "test_lib.c links the installed libtwheel.so.0" \
 			sh -c "ldd '$g/test_lib' | grep -Eq '=> (/usr)?/lib/$multiarch/libtwheel.so.0 '"
 		lines_to_tap test_lib "$g/test_lib" "$g"
-	else
-		not_ok "test_lib.c builds against the installed libtwheel"
-		sed 's/^/#   /' "$log" | tail -n 20
 	fi
 
 	cp userspace/tests/test_python.py userspace/tests/test_python_async.py "$g/tests/"
@@ -219,7 +206,7 @@ debs() {
 }
 
 # make deb: its lintian line is in its output, out/deb/lintian.txt
-t "make deb (dpkg-buildpackage -us -uc -b on a copy of the tree)" make -s deb
+tap_cmd "make deb (dpkg-buildpackage -us -uc -b on a copy of the tree)" make -s deb
 have_debs() { debs > /dev/null; }
 check "the five packages are in out/deb" have_debs
 if [ -r out/deb/lintian.txt ]; then
@@ -235,7 +222,7 @@ if ! debs > "$work/debs"; then
 fi
 mapfile -t files < "$work/debs"
 
-t "apt-get install the five packages" "${apt[@]}" install "${files[@]}"
+tap_cmd "apt-get install the five packages" "${apt[@]}" install "${files[@]}"
 all_installed() {
 	local p s
 	for p in "${pkgs[@]}"; do
@@ -256,8 +243,8 @@ dkms_install() {
 	fi
 	dkms install -m twheel -v "$version" -k "$krel"
 }
-t "dkms install twheel/$version -k $krel" dkms_install
-tail -n 1 "$log" | sed 's/^/#   /'
+tap_cmd "dkms install twheel/$version -k $krel" dkms_install
+tail -n 1 "$tap_log" | sed 's/^/#   /'
 check "dkms status: twheel/$version installed for $krel" \
 	sh -c "dkms status -m twheel -v '$version' -k '$krel' | grep -q ': installed'"
 check "$ko is there" test -f "$ko"
@@ -289,22 +276,22 @@ EOF
 check "pkg-config: libtwheel $(pkg-config --modversion libtwheel 2>&1), -I/usr/include/twheel" \
 	sh -c "pkg-config --cflags libtwheel | grep -q -- '-I/usr/include/twheel'"
 # shellcheck disable=SC2046 # pkg-config's words
-t "cc \$(pkg-config --cflags --libs libtwheel) builds a program" \
+tap_cmd "cc \$(pkg-config --cflags --libs libtwheel) builds a program" \
 	cc -Wall -Werror -o "$work/prog" "$work/prog.c" $(pkg-config --cflags --libs libtwheel)
 check "the program links the installed libtwheel.so.0" \
 	sh -c "ldd '$work/prog' | grep -Eq '=> (/usr)?/lib/$multiarch/libtwheel.so.0 '"
-t "the program runs" "$work/prog"
-sed 's/^/#   /' "$log"
-t "#include <twheel/twheel.h> builds without pkg-config" \
+tap_cmd "the program runs" "$work/prog"
+sed 's/^/#   /' "$tap_log"
+tap_cmd "#include <twheel/twheel.h> builds without pkg-config" \
 	sh -c "sed 's|<twheel.h>|<twheel/twheel.h>|' '$work/prog.c' > '$work/prog2.c' &&
 		cc -Wall -Werror -c -o '$work/prog2.o' '$work/prog2.c'"
 
 # twheelctl and the man pages
 check "/usr/bin/twheelctl is twheel-tools'" sh -c "dpkg -S /usr/bin/twheelctl | grep -q '^twheel-tools:'"
-t "twheelctl --help" /usr/bin/twheelctl --help
-t "twheelctl --version: twheelctl $version" sh -c "/usr/bin/twheelctl --version | grep -q 'twheelctl $version'"
+tap_cmd "twheelctl --help" /usr/bin/twheelctl --help
+tap_cmd "twheelctl --version: twheelctl $version" sh -c "/usr/bin/twheelctl --version | grep -q 'twheelctl $version'"
 if command -v man > /dev/null; then
-	t "man -w finds twheelctl(8), twheel(4), libtwheel(3), twheel_wait(3)" \
+	tap_cmd "man -w finds twheelctl(8), twheel(4), libtwheel(3), twheel_wait(3)" \
 		man -w twheelctl.8 twheel.4 libtwheel.3 twheel_wait.3
 else
 	skip "man -w finds the pages" "no man"
@@ -312,7 +299,7 @@ fi
 
 # Python: the system's python3, isolated (-I: no PYTHONPATH, no user
 # site), from / (outside the tree)
-t "python3 -I -c 'import twheel' from / is the installed package" \
+tap_cmd "python3 -I -c 'import twheel' from / is the installed package" \
 	sh -c "cd / && $py -I -c 'import twheel; print(twheel.__file__)' |
 		grep -q '^/usr/lib/python3/dist-packages/twheel/__init__.py$'"
 
@@ -355,7 +342,7 @@ if [ "$keep" -eq 1 ]; then
 	exit $?
 fi
 
-t "apt-get purge the five packages" "${apt[@]}" purge "${pkgs[@]}"
+tap_cmd "apt-get purge the five packages" "${apt[@]}" purge "${pkgs[@]}"
 check "dpkg knows none of them any more" test -z "$(installed)"
 leftovers() {
 	local left
@@ -373,7 +360,7 @@ leftovers() {
 	} )
 	[ -z "$left" ] || { echo "$left"; return 1; }
 }
-t "nothing left: DKMS, /usr/src, /lib/modules, /usr/lib, /usr/include, dist-packages" leftovers
+tap_cmd "nothing left: DKMS, /usr/src, /lib/modules, /usr/lib, /usr/include, dist-packages" leftovers
 # The group stays on purge (Debian leaves system groups); one this run
 # created goes, so that the machine is as it was.
 if [ "$had_group" -eq 0 ] && getent group twheel > /dev/null; then

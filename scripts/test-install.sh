@@ -16,19 +16,8 @@ kdir=${1:?usage: $0 KDIR}
 krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
 version=$(cat kmod/VERSION)
 stage=$(mktemp -d)
-log=$(mktemp)
-trap 'rm -rf "$stage" "$log"' EXIT
-
-t() { # DESCRIPTION COMMAND...: a TAP line; the output's end on failure
-	local desc=$1
-	shift
-	if "$@" > "$log" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$log" | tail -n 20
-	fi
-}
+tap_log=$(mktemp)
+trap 'rm -rf "$stage" "$tap_log"' EXIT
 
 staged_files() {
 	(cd "$stage" && find . -type f | sort)
@@ -69,25 +58,25 @@ dkms_gone() {
 		[ ! -d "/usr/src/twheel-$version" ]
 }
 
-t "make builds the module against $kdir" make -s KDIR="$kdir" modules
-t "modinfo: license, author, description, version, every parameter described" modinfo_complete
-t "make install into a staging dir (INSTALL_MOD_PATH, DESTDIR, PREFIX)" \
+tap_cmd "make builds the module against $kdir" make -s KDIR="$kdir" modules
+tap_cmd "modinfo: license, author, description, version, every parameter described" modinfo_complete
+tap_cmd "make install into a staging dir (INSTALL_MOD_PATH, DESTDIR, PREFIX)" \
 	make -s KDIR="$kdir" install INSTALL_MOD_PATH="$stage" DESTDIR="$stage" PREFIX=/usr
-t "module, udev rule, modules-load.d entry and uapi header installed" expect_staged
-t "udev rule sets group twheel, mode 0660" grep -q 'KERNEL=="twheel".*GROUP="twheel".*MODE="0660"' \
+tap_cmd "module, udev rule, modules-load.d entry and uapi header installed" expect_staged
+tap_cmd "udev rule sets group twheel, mode 0660" grep -q 'KERNEL=="twheel".*GROUP="twheel".*MODE="0660"' \
 	"$stage/lib/udev/rules.d/60-twheel.rules"
-t "make uninstall removes everything" \
+tap_cmd "make uninstall removes everything" \
 	make -s KDIR="$kdir" uninstall INSTALL_MOD_PATH="$stage" DESTDIR="$stage" PREFIX=/usr
-t "staging dir is empty after uninstall" staged_empty
+tap_cmd "staging dir is empty after uninstall" staged_empty
 # DKMS, for real, in this machine's DKMS tree; a leftover from an
 # interrupted run is removed first.  One DKMS user of twheel at a time:
 # test-deb.sh takes the same lock.
 exec 9> /run/lock/twheel-dkms-test.lock
 flock 9
 make -s dkms-uninstall > /dev/null 2>&1
-t "make dkms-install (dkms add, build -k $krel, install)" make -s dkms-install KVER="$krel"
-t "dkms status shows twheel/$version installed for $krel" dkms_installed
-t "make dkms-uninstall (dkms remove --all)" make -s dkms-uninstall
-t "nothing of twheel left in DKMS or /lib/modules" dkms_gone
+tap_cmd "make dkms-install (dkms add, build -k $krel, install)" make -s dkms-install KVER="$krel"
+tap_cmd "dkms status shows twheel/$version installed for $krel" dkms_installed
+tap_cmd "make dkms-uninstall (dkms remove --all)" make -s dkms-uninstall
+tap_cmd "nothing of twheel left in DKMS or /lib/modules" dkms_gone
 
 tap_summary install

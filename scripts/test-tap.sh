@@ -74,6 +74,14 @@ skip four why
 tap_summary child
 EOF
 
+# What tap_cmd prints of a failed command's 25 lines: the last 20.
+tail20=
+i=6
+while [ $i -le 25 ]; do
+	tail20="$tail20$nl#   $i"
+	i=$((i + 1))
+done
+
 cases() {
 	tc "ok, not_ok, skip: numbered lines, counted" \
 		"ok 1 first${nl}not ok 2 second one${nl}ok 3 third # SKIP no /dev/x${nl}ok 4 a b${nl}4 2 1 1${nl}status=0" \
@@ -87,6 +95,12 @@ cases() {
 		'f() { x=1; return 3; }
 		 check yes true; check no false; check args test 2 -gt 1; check fn f
 		 echo "x=$x $tap_pass $tap_fail $tap_skip"'
+	tc "tap_cmd: check's lines, the output into \$tap_log, its end on failure" \
+		"ok 1 yes${nl}not ok 2 no${tail20}${nl}rc=3 x=1 a=out err 25 1 1${nl}status=0" \
+		'tap_log=log; f() { x=1; echo out; echo err >&2; }
+		 tap_cmd yes f; a=$(tr "\n" " " < log)
+		 tap_cmd no sh -c "i=0; while [ \$i -lt 25 ]; do i=\$((i + 1)); echo \$i; done; exit 3"
+		 echo "rc=$? x=$x a=$a$(($(wc -l < log))) $tap_pass $tap_fail"'
 	tc "tap_fold_totals: the last # Totals line, later lines numbered after it" \
 		"ok 1 before${nl}rc=0 7 4 1 2${nl}ok 8 after${nl}status=0" \
 		'ok before; tap_fold_totals k.tap

@@ -16,6 +16,11 @@
 #   skip DESC WHY          "ok N DESC # SKIP WHY", one skip
 #   check DESC CMD...      runs CMD: ok DESC if it exits 0, else not_ok DESC
 #                          (CMD must not call check itself)
+#   tap_cmd DESC CMD...    the same, CMD's output (stdout and stderr) into
+#                          the file $tap_log, which the runner names: on
+#                          failure its last 20 lines follow as comments;
+#                          returns CMD's status (CMD must not call
+#                          tap_cmd or check itself)
 #
 # Folding a sub-suite's totals into ours (each adds its counts to tap_n as
 # well, so that our later test lines are numbered after the sub-suite's):
@@ -67,6 +72,21 @@ check() {
 	_tap_desc=$1
 	shift
 	if "$@"; then ok "$_tap_desc"; else not_ok "$_tap_desc"; fi
+}
+
+tap_cmd() {
+	_tap_desc=$1
+	shift
+	# shellcheck disable=SC2154 # tap_log: the runner's
+	"$@" > "$tap_log" 2>&1
+	_tap_rc=$?
+	if [ "$_tap_rc" -eq 0 ]; then
+		ok "$_tap_desc"
+	else
+		not_ok "$_tap_desc"
+		sed 's/^/#   /' "$tap_log" | tail -n 20
+	fi
+	return "$_tap_rc"
 }
 
 # Whether every argument is a whole number (what the folds accept).

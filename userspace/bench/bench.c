@@ -30,8 +30,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -39,30 +39,38 @@
 #include <linux/twheel.h>
 
 #include "bench.h"
+#include "opts.h"
+
+static const char *prog = "twheel_bench";
 
 static const struct contender_ops *all_ops[] = {
 	&scan_ops, &timerfd_ops, &twheel_ops, &inproc_ops, &uring_ops,
 	&sqpoll_ops, &libev_ops, &libevent_ops, &libuv_ops,
 };
 
+/* Contenders named in a list (-c, --burst-only): each once, at most 8. */
+struct ops_list {
+	const struct contender_ops *v[8];
+	int n;
+};
+
 struct opts {
 	const struct contender_ops *ops;	/* the contender (the first of -c) */
-	const struct contender_ops *cont[8];	/* touch: all of -c a,b,c */
-	int ncont;
-	const char *workload;
+	struct ops_list cont;			/* touch: all of -c a,b,c */
 	uint64_t n;
-	int rep;
+	uint64_t rep;
 	uint64_t period_ms;
 	uint64_t tick_ns;
 	uint64_t window_ms, periods;
-	size_t batch;
+	uint64_t batch;
 	size_t batches[8];
 	int nbatches;
 	uint64_t touches;
-	int rounds;
-	bool mem, burst;
-	const char *burst_only;	/* --burst only for these contenders */
-	double seconds;
+	uint64_t rounds;
+	int mem, burst;
+	struct ops_list burst_only;	/* --burst only for these contenders */
+	const char *ids;		/* --ids: random, dense or flood */
+	uint64_t seconds_ns;
 	uint64_t far;
 };
 
@@ -93,17 +101,15 @@ static uint64_t *make_ids(uint64_t n)
  * GOLDEN_RATIO_64, whose keys were 0, 1, 2, ... when twheel's index was
  * keyed by that constant alone (one home slot for all: quadratic).
  */
-static const char *ids_family = "random";
-
-static uint64_t *make_touch_ids(uint64_t n)
+static uint64_t *make_touch_ids(const struct opts *o)
 {
 	uint64_t *ids, i;
 
-	if (!strcmp(ids_family, "random"))
-		return make_ids(n);
-	ids = xcalloc(n, sizeof(*ids));
-	for (i = 0; i < n; i++)
-		ids[i] = !strcmp(ids_family, "dense") ? i : i * 0x0e217c1e66c88cc3ULL;
+	if (!strcmp(o->ids, "random"))
+		return make_ids(o->n);
+	ids = xcalloc(o->n, sizeof(*ids));
+	for (i = 0; i < o->n; i++)
+		ids[i] = !strcmp(o->ids, "dense") ? i : i * 0x0e217c1e66c88cc3ULL;
 	return ids;
 }
 
@@ -118,6 +124,16 @@ static int copen(const struct contender_ops *ops, struct contender **c,
 		(*c)->o = *co;
 	}
 	return err;
+}
+
+static bool in_list(const struct ops_list *l, const struct contender_ops *ops)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i] == ops)
+			return true;
+	return false;
 }
 
 /* ---- heartbeat ------------------------------------------------------------ */
@@ -638,9 +654,9 @@ struct series {
 static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 			 const uint64_t *seq)
 {
-	uint64_t per = o->touches / (uint64_t)o->rounds;
+	uint64_t per = o->touches / o->rounds, r;
 	struct series sr[8 * 8];
-	int ns = 0, r, j, k, b;
+	int ns = 0, j, k, b;
 	double *t;
 	uint64_t *cpu;
 
@@ -664,10 +680,10 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 	t = xcalloc((size_t)(ns * o->rounds), sizeof(*t));
 	cpu = xcalloc((size_t)ns, sizeof(*cpu));
 	for (r = 0; r < o->rounds; r++) {
-		const uint64_t *part = seq + (uint64_t)r * per;
+		const uint64_t *part = seq + r * per;
 
 		for (j = 0; j < ns; j++) {
-			int x = (j + r) % ns;
+			int x = (int)((j + r) % (uint64_t)ns);
 			struct contender *c = cs[sr[x].c];
 			uint64_t done = 0, t0, c0;
 			int err;
@@ -704,12 +720,12 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 		lat_free(&l);
 		json_begin("touch", ops->name, o->n, o->rep);
 		json_u("batch", needs_now(ops) ? 1 : sr[j].batch);
-		json_u("touches", per * (uint64_t)o->rounds);
-		json_u("rounds", (uint64_t)o->rounds);
+		json_u("touches", per * o->rounds);
+		json_u("rounds", o->rounds);
 		json_f("ns_per_touch", best);
 		json_f("ns_per_touch_median", (double)med / 1000);
 		json_f("ns_per_touch_worst", (double)max / 1000);
-		json_f("cpu_ns_per_touch", (double)cpu[j] / (double)(per * (uint64_t)o->rounds));
+		json_f("cpu_ns_per_touch", (double)cpu[j] / (double)(per * o->rounds));
 		/* a guest on the jiffies clocksource times short rounds as 0 */
 		json_u("clock_res_ns", clock_res_ns());
 		fprintf(out, ",\"rounds_ns\":[");
@@ -842,7 +858,7 @@ static void memory_data(const struct opts *o, const uint64_t *ids)
 static void touch_session(const struct opts *o)
 {
 	struct contender *cs[8];
-	uint64_t *ids = make_touch_ids(o->n), *seq, i;
+	uint64_t *ids = make_touch_ids(o), *seq, i;
 	struct rng r = { 42 };
 	struct opts oc = *o;
 	int k;
@@ -852,12 +868,12 @@ static void touch_session(const struct opts *o)
 	for (i = 0; i < o->touches; i++)
 		seq[i] = ids[rng_next(&r) % o->n];
 	/* every contender holds its N ids for the whole session */
-	for (k = 0; k < o->ncont; k++) {
-		oc.ops = o->cont[k];
+	for (k = 0; k < o->cont.n; k++) {
+		oc.ops = o->cont.v[k];
 		cs[k] = touch_arm(&oc, ids);
 	}
 	/* deferred work of the arming is nobody's touch cost */
-	for (k = 0; k < o->ncont; k++) {
+	for (k = 0; k < o->cont.n; k++) {
 		uint64_t t0;
 
 		if (!cs[k]->ops->settle)
@@ -868,17 +884,17 @@ static void touch_session(const struct opts *o)
 		json_f("ns", (double)(mono_ns() - t0));
 		json_end();
 	}
-	touch_rounds(cs, o, o->ncont, seq);
-	for (k = 0; k < o->ncont && o->burst; k++) {
-		oc.ops = o->cont[k];
-		if (o->burst_only && !strstr(o->burst_only, oc.ops->name))
+	touch_rounds(cs, o, o->cont.n, seq);
+	for (k = 0; k < o->cont.n && o->burst; k++) {
+		oc.ops = o->cont.v[k];
+		if (o->burst_only.n && !in_list(&o->burst_only, oc.ops))
 			continue;
 		burst(cs[k], &oc, ids, o->n);
 	}
-	for (k = 0; k < o->ncont; k++)
-		o->cont[k]->close(cs[k]);
-	for (k = 0; k < o->ncont && o->mem; k++)
-		if (o->cont[k] == &twheel_ops)
+	for (k = 0; k < o->cont.n; k++)
+		o->cont.v[k]->close(cs[k]);
+	for (k = 0; k < o->cont.n && o->mem; k++)
+		if (o->cont.v[k] == &twheel_ops)
 			memory_data(o, ids);
 	free(ids);
 	free(seq);
@@ -910,7 +926,7 @@ static void idle_phase(struct contender *c, const struct opts *o,
 	t0 = mono_ns();
 	c0 = cpu_stat_self_ns();
 	s0 = cpu_self_ns();
-	err = o->ops->wait(c, t0 + (uint64_t)(o->seconds * 1e9), &k.s);
+	err = o->ops->wait(c, t0 + o->seconds_ns, &k.s);
 	if (err)
 		die("%s: idle wait failed: %s", o->ops->name, strerror(-err));
 	t1 = mono_ns();
@@ -1009,162 +1025,159 @@ static void limits(const struct opts *o)
 
 /* ---- main ------------------------------------------------------------------ */
 
-static void usage(void)
+static void usage(FILE *f, int status)
 {
-	fprintf(stderr,
-		"usage: twheel_bench [-o FILE] [-r REP]\n"
-		"                    -c scan|timerfd|twheel|inproc|uring|sqpoll|libev|libevent|libuv\n"
-		"                    -n N WORKLOAD [OPTIONS]\n"
-		"       (touch: -c takes a comma-separated list, run side by side)\n"
-		"workloads: heartbeat [--period-ms P] [--window-ms W | --periods K] [--batch B]\n"
-		"           touch [--touches K] [--rounds R] [--batches 1,64,1024] [--mem]\n"
-		"                 [--burst | --burst-only a,b] [--ids random|dense|flood]\n"
-		"                 (--ids: the ids touched; burst only with random ids)\n"
-		"           idle [--seconds S] [--far F]\n"
-		"           limits\n"
-		"common:    [--tick-us U] (default 1000), [--tag T] (a \"tag\" on every line)\n");
-	exit(2);
+	usage_exit(f, status, "[-o FILE] [-r REP]\n"
+		   "                    -c scan|timerfd|twheel|inproc|uring|sqpoll|libev|libevent|libuv\n"
+		   "                    -n N WORKLOAD [OPTIONS]",
+		   "       (touch: -c takes a comma-separated list, run side by side)\n"
+		   "workloads: heartbeat [--period-ms P] [--window-ms W | --periods K] [--batch B]\n"
+		   "           touch [--touches K] [--rounds R] [--batches 1,64,1024] [--mem]\n"
+		   "                 [--burst | --burst-only a,b] [--ids random|dense|flood]\n"
+		   "                 (--ids: the ids touched; burst only with random ids)\n"
+		   "           idle [--seconds S] [--far F]\n"
+		   "           limits\n"
+		   "common:    [--tick-us U] (default 1000), [--tag T] (a \"tag\" on every line)\n"
+		   "defaults:  -r 0, -o stdout (appended to FILE), heartbeat --period-ms 500\n"
+		   "           --window-ms 3000 --batch 1024, touch --touches 200000\n"
+		   "           --rounds 5, idle --seconds 5 --far 10000\n"
+		   "Exit status: 0, 1 if a correctness check failed, 2 on a usage or setup\n"
+		   "error.\n");
 }
 
-/* -c a,b,c: the contenders, each at most once */
-static int parse_contenders(struct opts *o, const char *s)
-{
-	char *copy = strdup(s), *tok, *save = NULL;
-	unsigned int k;
-	int i, bad = 0;
-
-	o->ncont = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !bad;
-	     tok = strtok_r(NULL, ",", &save)) {
-		const struct contender_ops *ops = NULL;
-
-		for (k = 0; k < ARRAY_LEN(all_ops); k++)
-			if (!strcmp(tok, all_ops[k]->name))
-				ops = all_ops[k];
-		for (i = 0; i < o->ncont; i++)
-			if (o->cont[i] == ops)
-				ops = NULL;
-		if (!ops || o->ncont == 8)
-			bad = 1;
-		else
-			o->cont[o->ncont++] = ops;
-	}
-	free(copy);
-	o->ops = o->ncont ? o->cont[0] : NULL;
-	return bad || !o->ncont;
-}
-
-static int parse_batches(struct opts *o, const char *s)
+/* Each item of the comma-separated list s through item(); -1 if one is bad. */
+static int parse_list(const char *s, void *dst, int (*item)(void *dst, const char *tok))
 {
 	char *copy = strdup(s), *tok, *save = NULL;
+	int err = copy ? 0 : -1, n = 0;
 
-	o->nbatches = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && o->nbatches < 8;
-	     tok = strtok_r(NULL, ",", &save)) {
-		long v = strtol(tok, NULL, 10);
-
-		if (v <= 0)
-			return -1;
-		o->batches[o->nbatches++] = (size_t)v;
-	}
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !err;
+	     tok = strtok_r(NULL, ",", &save), n++)
+		err = item(dst, tok);
 	free(copy);
-	return o->nbatches ? 0 : -1;
+	return err || !n ? -1 : 0;
 }
+
+static int ops_item(void *dst, const char *name)
+{
+	struct ops_list *l = dst;
+	size_t k;
+
+	for (k = 0; k < ARRAY_LEN(all_ops); k++)
+		if (!strcmp(name, all_ops[k]->name))
+			break;
+	if (k == ARRAY_LEN(all_ops) || l->n == (int)ARRAY_LEN(l->v) || in_list(l, all_ops[k]))
+		return -1;
+	l->v[l->n++] = all_ops[k];
+	return 0;
+}
+
+/* -c a,b,c and --burst-only a,b: contender names, each at most once */
+static int parse_ops(char *val, void *dst)
+{
+	((struct ops_list *)dst)->n = 0;
+	return parse_list(val, dst, ops_item);
+}
+
+static int batch_item(void *dst, const char *tok)
+{
+	struct opts *o = dst;
+	uint64_t v;
+
+	if (o->nbatches == (int)ARRAY_LEN(o->batches) || parse_u64(tok, &v) < 0 || !v ||
+	    v > 1 << 20)
+		return -1;
+	o->batches[o->nbatches++] = (size_t)v;
+	return 0;
+}
+
+/* --batches 1,64,1024: up to 8 batch sizes */
+static int parse_batches(char *val, void *dst)
+{
+	((struct opts *)dst)->nbatches = 0;
+	return parse_list(val, dst, batch_item);
+}
+
+static int parse_ids(char *val, void *dst)
+{
+	if (strcmp(val, "random") && strcmp(val, "dense") && strcmp(val, "flood"))
+		return -1;
+	*(const char **)dst = val;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	void (*run)(const struct opts *o);
+} workloads[] = {
+	{ "heartbeat", heartbeat },
+	{ "touch", touch_session },
+	{ "idle", idle },
+	{ "limits", limits },
+};
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "period-ms", required_argument, NULL, 'P' },
-		{ "batch", required_argument, NULL, 'B' },
-		{ "window-ms", required_argument, NULL, 'W' },
-		{ "periods", required_argument, NULL, 'k' },
-		{ "touches", required_argument, NULL, 'K' },
-		{ "batches", required_argument, NULL, 'b' },
-		{ "mem", no_argument, NULL, 'M' },
-		{ "burst", no_argument, NULL, 'U' },
-		{ "burst-only", required_argument, NULL, 'O' },
-		{ "tag", required_argument, NULL, 'T' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "far", required_argument, NULL, 'F' },
-		{ "tick-us", required_argument, NULL, 't' },
-		{ "rounds", required_argument, NULL, 'R' },
-		{ "ids", required_argument, NULL, 'I' },
-		{ NULL, 0, NULL, 0 },
+	struct opts o = { .ids = "random" };
+	const char *outfile = NULL, *workload;
+	uint64_t tick_us;
+	size_t w;
+	const struct opt opts[] = {
+		{ NULL, OPT_STRING, .dst = &outfile, .letter = 'o' },
+		{ NULL, OPT_U64, &o.rep, .min = 0, .max = INT_MAX, .letter = 'r' },
+		{ NULL, OPT_CUSTOM, &o.cont, .parse = parse_ops, .letter = 'c' },
+		{ NULL, OPT_U64, &o.n, .min = 0, .max = 1ULL << 32, .letter = 'n' },
+		{ "period-ms", OPT_U64, &o.period_ms, .min = 1, .max = 86400000, .def = "500" },
+		{ "batch", OPT_U64, &o.batch, .min = 1, .max = 1 << 20, .def = "1024" },
+		{ "window-ms", OPT_U64, &o.window_ms, .min = 0, .max = 86400000, .def = "3000" },
+		{ "periods", OPT_U64, &o.periods, .min = 0, .max = 1ULL << 32 },
+		{ "touches", OPT_U64, &o.touches, .min = 1, .max = 1ULL << 32, .def = "200000" },
+		{ "batches", OPT_CUSTOM, &o, .parse = parse_batches, .def = "1,64,1024" },
+		{ "mem", OPT_FLAG, .dst = &o.mem },
+		{ "burst", OPT_FLAG, .dst = &o.burst },
+		{ "burst-only", OPT_CUSTOM, &o.burst_only, .parse = parse_ops },
+		{ "tag", OPT_STRING, .dst = &json_tag },
+		{ "seconds", OPT_SECONDS, &o.seconds_ns, .min = 0, .max = 86400 * NSEC_PER_SEC,
+		  .def = "5" },
+		{ "far", OPT_U64, &o.far, .min = 0, .max = 1ULL << 32, .def = "10000" },
+		{ "tick-us", OPT_U64, &tick_us, .min = 1, .max = 60000000, .def = "1000" },
+		{ "rounds", OPT_U64, &o.rounds, .min = 1, .max = 10000, .def = "5" },
+		{ "ids", OPT_CUSTOM, &o.ids, .parse = parse_ids },
+		{ NULL },
 	};
-	struct opts o = {
-		.period_ms = 500, .tick_ns = NSEC_PER_MSEC, .window_ms = 3000,
-		.batch = 1024, .touches = 200000, .seconds = 5, .far = 10000,
-		.rounds = 5,
-	};
-	const char *outfile = NULL;
-	int opt;
 
 	out = stdout;
-	parse_batches(&o, "1,64,1024");
-	while ((opt = getopt_long(argc, argv, "o:r:c:n:", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'o': outfile = optarg; break;
-		case 'r': o.rep = atoi(optarg); break;
-		case 'c':
-			if (parse_contenders(&o, optarg))
-				usage();
+	workload = sole_operand(argc, argv, parse_opts(argc, argv, opts, OPTS_UNKNOWN_APART),
+				"WORKLOAD");
+	for (w = 0; w < ARRAY_LEN(workloads); w++)
+		if (!strcmp(workload, workloads[w].name))
 			break;
-		case 'n': o.n = strtoull(optarg, NULL, 0); break;
-		case 'P': o.period_ms = strtoull(optarg, NULL, 0); break;
-		case 'B': o.batch = strtoul(optarg, NULL, 0); break;
-		case 'W': o.window_ms = strtoull(optarg, NULL, 0); break;
-		case 'k': o.periods = strtoull(optarg, NULL, 0); break;
-		case 'K': o.touches = strtoull(optarg, NULL, 0); break;
-		case 'b':
-			if (parse_batches(&o, optarg))
-				usage();
-			break;
-		case 'M': o.mem = true; break;
-		case 'U': o.burst = true; break;
-		case 'T': json_tag = optarg; break;
-		case 'O': o.burst = true; o.burst_only = optarg; break;
-		case 's': o.seconds = atof(optarg); break;
-		case 'F': o.far = strtoull(optarg, NULL, 0); break;
-		case 't': o.tick_ns = strtoull(optarg, NULL, 0) * 1000; break;
-		case 'R': o.rounds = atoi(optarg); break;
-		case 'I':
-			if (strcmp(optarg, "random") && strcmp(optarg, "dense") &&
-			    strcmp(optarg, "flood"))
-				usage();
-			ids_family = optarg;
-			break;
-		default: usage();
-		}
+	if (w == ARRAY_LEN(workloads))
+		usage_error("unknown workload: %s", workload);
+	o.ops = o.cont.n ? o.cont.v[0] : NULL;
+	o.burst |= o.burst_only.n > 0;
+	o.tick_ns = tick_us * 1000;
+	if (o.burst && strcmp(o.ids, "random"))
+		usage_error("--burst needs --ids random");
+	if (workloads[w].run != limits) {
+		if (!o.ops)
+			usage_error("-c CONTENDER is required");
+		if (!o.n && workloads[w].run != idle)
+			usage_error("-n N is required");
+		if (o.touches < o.rounds)
+			usage_error("--touches must be at least --rounds");
+		if (o.cont.n > 1 && workloads[w].run != touch_session)
+			usage_error("one contender per %s run", workload);
 	}
-	if (optind != argc - 1 || (o.burst && strcmp(ids_family, "random")))
-		usage();
-	o.workload = argv[optind];
 	if (outfile) {
 		out = fopen(outfile, "a");
 		if (!out)
 			die("%s: %m", outfile);
 	}
 	raise_nofile();
-	if (!strcmp(o.workload, "limits")) {
-		limits(&o);
-		return 0;
-	}
-	if (!o.ops || (strcmp(o.workload, "idle") && !o.n) || !o.batch ||
-	    !o.period_ms || !o.tick_ns ||
-	    o.rounds < 1 || o.touches < (uint64_t)o.rounds)
-		usage();
-	if (strcmp(o.workload, "touch") && o.ncont > 1)
-		usage();		/* one contender per heartbeat/idle run */
-	if (!strcmp(o.workload, "heartbeat"))
-		heartbeat(&o);
-	else if (!strcmp(o.workload, "touch"))
-		touch_session(&o);
-	else if (!strcmp(o.workload, "idle"))
-		idle(&o);
-	else
-		usage();
+	workloads[w].run(&o);
 	if (failed)
 		fprintf(stderr, "twheel_bench: %s/%s: a correctness check failed\n",
-			o.workload, o.ops->name);
+			workload, o.ops->name);
 	return failed;
 }

@@ -116,6 +116,15 @@ uint64_t timerfd_count(struct contender *c);
 /* ---- util.c -------------------------------------------------------------- */
 
 uint64_t clock_res_ns(void);		/* CLOCK_MONOTONIC's resolution: 1 unless coarse */
+/*
+ * The loop of a contender's wait(): look() once, even if @until has
+ * passed, then again until the clock reaches @until or s->done.  look()
+ * gets the clock, read just before, and blocks at most until @until (not
+ * at all once it has passed).  0, or look()'s -errno, which ends the loop.
+ */
+int wait_loop(struct contender *c, uint64_t until, struct sink *s,
+	      int (*look)(struct contender *c, uint64_t now, uint64_t until,
+			  struct sink *s));
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void *xcalloc(size_t n, size_t size);
 
@@ -185,7 +194,7 @@ void lat_free(struct lat *l);
 extern FILE *out;
 extern const char *json_tag;	/* --tag: added to every line */
 void json_begin(const char *workload, const char *contender, uint64_t n,
-		int rep);
+		uint64_t rep);
 void json_u(const char *key, uint64_t v);
 void json_i(const char *key, int64_t v);
 void json_f(const char *key, double v);
@@ -198,16 +207,27 @@ void json_end(void);
 /*
  * Each id is a malloc'd record holding the library's timer, the id and the
  * deadline the bench asked for, found through a map id -> record.  Each of
- * the three contenders starts with this.
+ * the three contenders starts with this.  Their wait() is lib_wait(): it
+ * calls run(), one iteration of the library's loop, until @until; the
+ * timers' callbacks hand their ids to lib_expire().
  */
 struct lib_contender {
 	struct contender c;
 	struct hmap map;	/* id -> record (its address) */
 	uint64_t rec_size;	/* bytes asked of malloc() for one record */
+	/*
+	 * one iteration of the loop, at @now: until @until at the latest,
+	 * without blocking once it has passed; 0 or -errno
+	 */
+	int (*run)(struct lib_contender *l, uint64_t now, uint64_t until);
+	struct sink *sink;	/* of the wait() running, or NULL */
+	uint64_t seen;		/* the bench's clock for this batch, or 0 */
 };
 
 bool is_lib(const struct contender_ops *ops);
-void lib_init(struct lib_contender *l, const struct copts *o, size_t rec_size);
+void lib_init(struct lib_contender *l, const struct copts *o, size_t rec_size,
+	      int (*run)(struct lib_contender *l, uint64_t now, uint64_t until));
+int lib_wait(struct contender *c, uint64_t until, struct sink *s);
 /* the record of @id, or NULL */
 void *lib_find(struct lib_contender *l, uint64_t id);
 /* the record of @id, a new uninitialised one if absent (*added = 1); NULL
@@ -217,12 +237,10 @@ void lib_forget(struct lib_contender *l, uint64_t id);
 /* hands every record to @dispose (free() if NULL), then frees the map */
 void lib_free_all(struct lib_contender *l, void (*dispose)(void *rec));
 /*
- * The bench's clock for an event due at @deadline that a library callback
- * hands over: *@seen, read once per batch of expirations (0: not yet), and
- * read again if it is older than the deadline, which the library's clock
- * has passed (so the batch's clock went stale).
+ * A timer's callback: @id, due at @deadline, expired; forgets it and hands
+ * it to the sink of the wait() running (the caller frees its record).
  */
-uint64_t lib_seen(uint64_t *seen, uint64_t deadline);
+void lib_expire(struct lib_contender *l, uint64_t id, uint64_t deadline);
 /* a ns count as whole units of @unit ns, rounded up */
 static inline uint64_t div_up(uint64_t ns, uint64_t unit)
 {

@@ -13,10 +13,33 @@ bool is_lib(const struct contender_ops *ops)
 	return ops == &libev_ops || ops == &libevent_ops || ops == &libuv_ops;
 }
 
-void lib_init(struct lib_contender *l, const struct copts *o, size_t rec_size)
+void lib_init(struct lib_contender *l, const struct copts *o, size_t rec_size,
+	      int (*run)(struct lib_contender *l, uint64_t now, uint64_t until))
 {
 	hmap_init(&l->map, o->n_max);
 	l->rec_size = rec_size;
+	l->run = run;
+}
+
+static int lib_look(struct contender *c, uint64_t now, uint64_t until,
+		    struct sink *s)
+{
+	struct lib_contender *l = (struct lib_contender *)c;
+
+	(void)s;
+	l->seen = 0;
+	return l->run(l, now, until);
+}
+
+int lib_wait(struct contender *c, uint64_t until, struct sink *s)
+{
+	struct lib_contender *l = (struct lib_contender *)c;
+	int err;
+
+	l->sink = s;
+	err = wait_loop(c, until, s, lib_look);
+	l->sink = NULL;
+	return err;
 }
 
 void *lib_find(struct lib_contender *l, uint64_t id)
@@ -67,9 +90,18 @@ void lib_free_all(struct lib_contender *l, void (*dispose)(void *rec))
 	l->c.n_ids = 0;
 }
 
-uint64_t lib_seen(uint64_t *seen, uint64_t deadline)
+void lib_expire(struct lib_contender *l, uint64_t id, uint64_t deadline)
 {
-	if (*seen < deadline)
-		*seen = mono_ns();
-	return *seen;
+	struct bench_event e = { .id = id, .deadline = deadline };
+
+	/*
+	 * The bench's clock, read once per batch of expirations (0: not
+	 * yet), and read again if it is older than the deadline, which the
+	 * library's clock has passed (so the batch's clock went stale).
+	 */
+	if (l->seen < deadline)
+		l->seen = mono_ns();
+	e.seen = l->seen;
+	lib_forget(l, id);
+	l->sink->fn(l->sink, &e);
 }

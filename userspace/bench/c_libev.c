@@ -37,8 +37,6 @@ struct lev {
 	struct ev_loop *loop;
 	ev_timer until;		/* ends an EVRUN_ONCE of wait() */
 	ev_tstamp repeat;	/* the touch timeout, with LEV_SLACK */
-	struct sink *sink;	/* of the wait() running */
-	uint64_t seen;		/* the bench's clock for this batch, or 0 */
 };
 
 static struct lev *lev_of(struct contender *c)
@@ -56,17 +54,11 @@ static void lev_expired(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct lev *p = ev_userdata(loop);
 	struct lev_rec *r = (struct lev_rec *)w;
-	struct bench_event e = {
-		.id = r->id,
-		.deadline = r->deadline,
-		.seen = lib_seen(&p->seen, r->deadline),
-	};
 
 	(void)revents;
 	ev_timer_stop(loop, w);
-	lib_forget(&p->l, r->id);
+	lib_expire(&p->l, r->id, r->deadline);
 	free(r);
-	p->sink->fn(p->sink, &e);
 }
 
 static void lev_until(struct ev_loop *loop, ev_timer *w, int revents)
@@ -74,6 +66,22 @@ static void lev_until(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)w;
 	(void)revents;
+}
+
+static int lev_run(struct lib_contender *l, uint64_t now, uint64_t until)
+{
+	struct lev *p = (struct lev *)l;
+
+	if (now >= until) {
+		ev_run(p->loop, EVRUN_NOWAIT);
+		return 0;
+	}
+	ev_now_update(p->loop);
+	ev_timer_set(&p->until, lev_delay(until, now), 0);
+	ev_timer_start(p->loop, &p->until);
+	ev_run(p->loop, EVRUN_ONCE);
+	ev_timer_stop(p->loop, &p->until);
+	return 0;
 }
 
 static int lev_open(struct contender **cp, const struct copts *o)
@@ -88,21 +96,27 @@ static int lev_open(struct contender **cp, const struct copts *o)
 	ev_set_userdata(p->loop, p);
 	ev_timer_init(&p->until, lev_until, 0, 0);
 	p->repeat = (double)o->timeout_ns / 1e9 + LEV_SLACK;
-	lib_init(&p->l, o, sizeof(struct lev_rec));
+	lib_init(&p->l, o, sizeof(struct lev_rec), lev_run);
 	*cp = &p->l.c;
 	return 0;
 }
 
-/* The record of @id, its timer initialised if new; NULL: out of memory */
-static struct lev_rec *lev_rec(struct lev *p, uint64_t id)
+/*
+ * The record of @id, due at @deadline, its timer initialised if new;
+ * NULL: out of memory
+ */
+static struct lev_rec *lev_rec(struct lev *p, uint64_t id, uint64_t deadline)
 {
 	int added;
 	struct lev_rec *r = lib_get(&p->l, id, &added);
 
-	if (r && added) {
+	if (!r)
+		return NULL;
+	if (added) {
 		ev_timer_init(&r->t, lev_expired, 0, p->repeat);
 		r->id = id;
 	}
+	r->deadline = deadline;
 	return r;
 }
 
@@ -115,11 +129,10 @@ static int lev_arm_abs(struct contender *c, const uint64_t *ids,
 
 	ev_now_update(p->loop);
 	for (i = 0; i < n; i++) {
-		struct lev_rec *r = lev_rec(p, ids[i]);
+		struct lev_rec *r = lev_rec(p, ids[i], deadlines[i]);
 
 		if (!r)
 			return -ENOMEM;
-		r->deadline = deadlines[i];
 		ev_timer_stop(p->loop, &r->t);
 		ev_timer_set(&r->t, lev_delay(deadlines[i], now), p->repeat);
 		ev_timer_start(p->loop, &r->t);
@@ -137,41 +150,12 @@ static int lev_touch(struct contender *c, const uint64_t *ids, size_t n,
 	/* the loop's cached time, as a callback of the loop would see it */
 	ev_now_update(p->loop);
 	for (i = 0; i < n; i++) {
-		struct lev_rec *r = lev_rec(p, ids[i]);
+		struct lev_rec *r = lev_rec(p, ids[i], deadline);
 
 		if (!r)
 			return -ENOMEM;
-		r->deadline = deadline;
 		ev_timer_again(p->loop, &r->t);
 	}
-	return 0;
-}
-
-static int lev_wait(struct contender *c, uint64_t until, struct sink *s)
-{
-	struct lev *p = lev_of(c);
-	bool once = false;
-
-	p->sink = s;
-	/* at least one look, even when @until has passed already */
-	while (!s->done) {
-		uint64_t now = mono_ns();
-
-		if (now >= until && once)
-			break;
-		once = true;
-		p->seen = 0;
-		if (now >= until) {
-			ev_run(p->loop, EVRUN_NOWAIT);
-			continue;
-		}
-		ev_now_update(p->loop);
-		ev_timer_set(&p->until, lev_delay(until, now), 0);
-		ev_timer_start(p->loop, &p->until);
-		ev_run(p->loop, EVRUN_ONCE);
-		ev_timer_stop(p->loop, &p->until);
-	}
-	p->sink = NULL;
 	return 0;
 }
 
@@ -190,6 +174,6 @@ const struct contender_ops libev_ops = {
 	.open = lev_open,
 	.arm_abs = lev_arm_abs,
 	.touch = lev_touch,
-	.wait = lev_wait,
+	.wait = lib_wait,
 	.close = lev_close,
 };

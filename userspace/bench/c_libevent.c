@@ -48,8 +48,6 @@ struct levt {
 	size_t n;
 	uint64_t deadline;
 	int err;
-	struct sink *sink;	/* of the wait() running */
-	uint64_t seen;		/* the bench's clock for this batch, or 0 */
 };
 
 static struct levt *levt_of(struct contender *c)
@@ -84,7 +82,6 @@ static void levt_expired(evutil_socket_t fd, short what, void *arg)
 	struct levt *p = arg;
 	struct event *ev = event_base_get_running_event(p->base);
 	struct levt_rec *r = levt_rec_of(ev);
-	struct bench_event e = { .id = r->id, .deadline = r->deadline };
 
 	(void)fd;
 	(void)what;
@@ -93,14 +90,12 @@ static void levt_expired(evutil_socket_t fd, short what, void *arg)
 	 * wait() to report, unless a touch re-arms the id first (as a touch
 	 * of an expired id does that the other contenders have not reported)
 	 */
-	if (!p->sink) {
+	if (!p->l.sink) {
 		event_add(ev, &at_once);
 		return;
 	}
-	e.seen = lib_seen(&p->seen, r->deadline);
-	lib_forget(&p->l, r->id);
+	lib_expire(&p->l, r->id, r->deadline);
 	free(r);
-	p->sink->fn(p->sink, &e);
 }
 
 static void levt_until(evutil_socket_t fd, short what, void *arg)
@@ -110,16 +105,22 @@ static void levt_until(evutil_socket_t fd, short what, void *arg)
 	(void)arg;
 }
 
-/* The record of @id, its event assigned if new; NULL: out of memory */
-static struct levt_rec *levt_rec(struct levt *p, uint64_t id)
+/*
+ * The record of @id, due at @deadline, its event assigned if new; NULL:
+ * out of memory
+ */
+static struct levt_rec *levt_rec(struct levt *p, uint64_t id, uint64_t deadline)
 {
 	int added;
 	struct levt_rec *r = lib_get(&p->l, id, &added);
 
-	if (r && added) {
+	if (!r)
+		return NULL;
+	if (added) {
 		event_assign(levt_ev(r), p->base, -1, 0, levt_expired, p);
 		r->id = id;
 	}
+	r->deadline = deadline;
 	return r;
 }
 
@@ -132,13 +133,12 @@ static void levt_touch_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (i = 0; i < p->n; i++) {
-		struct levt_rec *r = levt_rec(p, p->ids[i]);
+		struct levt_rec *r = levt_rec(p, p->ids[i], p->deadline);
 
 		if (!r) {
 			p->err = -ENOMEM;
 			return;
 		}
-		r->deadline = p->deadline;
 		if (event_add(levt_ev(r), p->common)) {
 			p->err = -EINVAL;
 			return;
@@ -174,6 +174,24 @@ static struct event_base *levt_base(void)
 	return base;
 }
 
+static int levt_run(struct lib_contender *l, uint64_t now, uint64_t until)
+{
+	struct levt *p = (struct levt *)l;
+	struct timeval tv;
+	int flags = EVLOOP_ONCE;
+
+	if (now >= until) {
+		flags |= EVLOOP_NONBLOCK;
+	} else {
+		tv = levt_tv(until - now);
+		event_add(p->until, &tv);
+	}
+	if (event_base_loop(p->base, flags) < 0)
+		return -EIO;
+	event_del(p->until);
+	return 0;
+}
+
 static int levt_open(struct contender **cp, const struct copts *o)
 {
 	struct levt *p;
@@ -193,7 +211,8 @@ static int levt_open(struct contender **cp, const struct copts *o)
 	p->common = event_base_init_common_timeout(p->base, &tv);
 	if (!p->until || !p->toucher || !p->common)
 		die("libevent: setting up the base failed");
-	lib_init(&p->l, o, sizeof(struct levt_rec) + event_get_struct_event_size());
+	lib_init(&p->l, o, sizeof(struct levt_rec) + event_get_struct_event_size(),
+		 levt_run);
 	*cp = &p->l.c;
 	return 0;
 }
@@ -206,12 +225,11 @@ static int levt_arm_abs(struct contender *c, const uint64_t *ids,
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		struct levt_rec *r = levt_rec(p, ids[i]);
+		struct levt_rec *r = levt_rec(p, ids[i], deadlines[i]);
 		struct timeval tv;
 
 		if (!r)
 			return -ENOMEM;
-		r->deadline = deadlines[i];
 		tv = levt_tv(deadlines[i] > now ? deadlines[i] - now : 0);
 		if (event_add(levt_ev(r), &tv))
 			return -EINVAL;
@@ -232,43 +250,11 @@ static int levt_touch(struct contender *c, const uint64_t *ids, size_t n,
 	p->n = n;
 	p->deadline = now + c->o.timeout_ns;
 	p->err = 0;
-	p->seen = 0;
+	p->l.seen = 0;
 	event_active(p->toucher, 0, 0);
 	if (event_base_loop(p->base, EVLOOP_ONCE | EVLOOP_NONBLOCK) < 0)
 		return -EIO;
 	return p->err;
-}
-
-static int levt_wait(struct contender *c, uint64_t until, struct sink *s)
-{
-	struct levt *p = levt_of(c);
-	bool once = false;
-
-	p->sink = s;
-	/* at least one look, even when @until has passed already */
-	while (!s->done) {
-		uint64_t now = mono_ns();
-		struct timeval tv;
-		int flags = EVLOOP_ONCE;
-
-		if (now >= until && once)
-			break;
-		once = true;
-		p->seen = 0;
-		if (now >= until) {
-			flags |= EVLOOP_NONBLOCK;
-		} else {
-			tv = levt_tv(until - now);
-			event_add(p->until, &tv);
-		}
-		if (event_base_loop(p->base, flags) < 0) {
-			p->sink = NULL;
-			return -EIO;
-		}
-		event_del(p->until);
-	}
-	p->sink = NULL;
-	return 0;
 }
 
 static void levt_close(struct contender *c)
@@ -288,6 +274,6 @@ const struct contender_ops libevent_ops = {
 	.open = levt_open,
 	.arm_abs = levt_arm_abs,
 	.touch = levt_touch,
-	.wait = levt_wait,
+	.wait = lib_wait,
 	.close = levt_close,
 };

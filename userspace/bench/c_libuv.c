@@ -34,8 +34,6 @@ struct luv {
 	uv_loop_t loop;
 	uv_timer_t until;	/* ends a UV_RUN_ONCE of wait() */
 	uv_check_t check;	/* after the poll, before the timers again */
-	struct sink *sink;	/* of the wait() running */
-	uint64_t seen;		/* the bench's clock for this batch, or 0 */
 };
 
 static struct luv *luv_of(struct contender *c)
@@ -60,15 +58,9 @@ static void luv_expired(uv_timer_t *t)
 {
 	struct luv *p = t->loop->data;
 	struct luv_rec *r = (struct luv_rec *)t;
-	struct bench_event e = {
-		.id = r->id,
-		.deadline = r->deadline,
-		.seen = lib_seen(&p->seen, r->deadline),
-	};
 
-	lib_forget(&p->l, r->id);
+	lib_expire(&p->l, r->id, r->deadline);
 	uv_close((uv_handle_t *)t, luv_free);
-	p->sink->fn(p->sink, &e);
 }
 
 static void luv_until(uv_timer_t *t)
@@ -79,7 +71,22 @@ static void luv_until(uv_timer_t *t)
 /* UV_RUN_ONCE runs the timers before and after its poll: a new batch */
 static void luv_check(uv_check_t *h)
 {
-	((struct luv *)h->loop->data)->seen = 0;
+	((struct luv *)h->loop->data)->l.seen = 0;
+}
+
+static int luv_run(struct lib_contender *l, uint64_t now, uint64_t until)
+{
+	struct luv *p = (struct luv *)l;
+
+	if (now >= until) {
+		uv_run(&p->loop, UV_RUN_NOWAIT);
+		return 0;
+	}
+	uv_update_time(&p->loop);
+	uv_timer_start(&p->until, luv_until, luv_ms(p, until), 0);
+	uv_run(&p->loop, UV_RUN_ONCE);
+	uv_timer_stop(&p->until);
+	return 0;
 }
 
 static int luv_open(struct contender **cp, const struct copts *o)
@@ -96,31 +103,27 @@ static int luv_open(struct contender **cp, const struct copts *o)
 	uv_check_init(&p->loop, &p->check);
 	uv_check_start(&p->check, luv_check);
 	uv_unref((uv_handle_t *)&p->check);
-	lib_init(&p->l, o, sizeof(struct luv_rec));
+	lib_init(&p->l, o, sizeof(struct luv_rec), luv_run);
 	*cp = &p->l.c;
 	return 0;
 }
 
-/* The record of @id, its timer initialised if new; NULL: out of memory */
-static struct luv_rec *luv_rec(struct luv *p, uint64_t id)
+/*
+ * @id due at @deadline, its timer started for @ms: its record, with its
+ * timer initialised if new
+ */
+static int luv_set(struct luv *p, uint64_t id, uint64_t deadline,
+		   uint64_t ms)
 {
 	int added;
 	struct luv_rec *r = lib_get(&p->l, id, &added);
 
-	if (r && added) {
+	if (!r)
+		return -ENOMEM;
+	if (added) {
 		uv_timer_init(&p->loop, &r->t);
 		r->id = id;
 	}
-	return r;
-}
-
-static int luv_set(struct luv *p, uint64_t id, uint64_t deadline,
-		   uint64_t ms)
-{
-	struct luv_rec *r = luv_rec(p, id);
-
-	if (!r)
-		return -ENOMEM;
 	r->deadline = deadline;
 	return uv_timer_start(&r->t, luv_expired, ms, 0);
 }
@@ -161,33 +164,6 @@ static int luv_touch(struct contender *c, const uint64_t *ids, size_t n,
 	return 0;
 }
 
-static int luv_wait(struct contender *c, uint64_t until, struct sink *s)
-{
-	struct luv *p = luv_of(c);
-	bool once = false;
-
-	p->sink = s;
-	/* at least one look, even when @until has passed already */
-	while (!s->done) {
-		uint64_t now = mono_ns();
-
-		if (now >= until && once)
-			break;
-		once = true;
-		p->seen = 0;
-		if (now >= until) {
-			uv_run(&p->loop, UV_RUN_NOWAIT);
-			continue;
-		}
-		uv_update_time(&p->loop);
-		uv_timer_start(&p->until, luv_until, luv_ms(p, until), 0);
-		uv_run(&p->loop, UV_RUN_ONCE);
-		uv_timer_stop(&p->until);
-	}
-	p->sink = NULL;
-	return 0;
-}
-
 static void luv_dispose(void *rec)
 {
 	uv_close((uv_handle_t *)rec, luv_free);
@@ -212,6 +188,6 @@ const struct contender_ops libuv_ops = {
 	.open = luv_open,
 	.arm_abs = luv_arm_abs,
 	.touch = luv_touch,
-	.wait = luv_wait,
+	.wait = lib_wait,
 	.close = luv_close,
 };

@@ -113,31 +113,26 @@ static void scan_once(struct scan *s, uint64_t now, struct sink *sk)
 	}
 }
 
-static int scan_wait(struct contender *c, uint64_t until, struct sink *sk)
+/* A scan if a tick is due, else sleep until one is or until @until */
+static int scan_look(struct contender *c, uint64_t now, uint64_t until,
+		     struct sink *sk)
 {
 	struct scan *s = scan_of(c);
 	uint64_t tick = c->o.tick_ns;
 
-	bool once = false;
-
-	/* at least one look, even when @until has passed already */
-	while (!sk->done) {
-		uint64_t now = mono_ns();
-
-		if (now >= until && once)
-			break;
-		once = true;
-		if (now >= s->next_tick) {
-			scan_once(s, now, sk);
-			/* every tick; a scan longer than a tick runs back to back */
-			s->next_tick = (now / tick + 1) * tick;
-			continue;
-		}
-		if (now >= until)
-			break;
+	if (now >= s->next_tick) {
+		scan_once(s, now, sk);
+		/* every tick; a scan longer than a tick runs back to back */
+		s->next_tick = (now / tick + 1) * tick;
+	} else if (now < until) {
 		sleep_until_ns(s->next_tick < until ? s->next_tick : until);
 	}
 	return 0;
+}
+
+static int scan_wait(struct contender *c, uint64_t until, struct sink *sk)
+{
+	return wait_loop(c, until, sk, scan_look);
 }
 
 static void scan_close(struct contender *c)

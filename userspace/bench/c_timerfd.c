@@ -127,13 +127,11 @@ fail:
 
 static int tfd_set(struct tfd *t, uint64_t id, uint64_t deadline)
 {
-	struct itimerspec its = { 0 };
+	struct itimerspec its = { .it_value = ns_timespec(deadline) };
 	int64_t s = tfd_slot(t, id);
 
 	if (s < 0)
 		return (int)s;
-	its.it_value.tv_sec = (time_t)(deadline / NSEC_PER_SEC);
-	its.it_value.tv_nsec = (long)(deadline % NSEC_PER_SEC);
 	if (timerfd_settime(t->fds[s], TFD_TIMER_ABSTIME, &its, NULL))
 		return -errno;
 	t->deadlines[s] = deadline;
@@ -171,57 +169,46 @@ static int tfd_touch(struct contender *c, const uint64_t *ids, size_t n,
 	return 0;
 }
 
-static int tfd_wait(struct contender *c, uint64_t until, struct sink *s)
+/* One epoll_pwait2() until @until at the latest, and its expirations */
+static int tfd_look(struct contender *c, uint64_t now, uint64_t until,
+		    struct sink *s)
 {
 	struct tfd *t = tfd_of(c);
+	struct timespec ts = ns_timespec(now < until ? until - now : 0);
+	uint64_t seen;
+	int r, i;
 
-	bool once = false;
-
-	/* at least one look, even when @until has passed already */
-	while (!s->done) {
-		uint64_t now = mono_ns(), seen, left = now < until ? until - now : 0;
-		struct timespec ts = {
-			.tv_sec = (time_t)(left / NSEC_PER_SEC),
-			.tv_nsec = (long)(left % NSEC_PER_SEC),
+	r = epoll_pwait2(t->ep, t->evs, EP_EVENTS, &ts, NULL);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	/* one clock read per epoll batch, as twheel per read() */
+	seen = mono_ns();
+	for (i = 0; i < r; i++) {
+		uint64_t slot = t->evs[i].data.u64, ticks;
+		struct bench_event e = {
+			.id = t->ids[slot],
+			.deadline = t->deadlines[slot],
+			.queued = 0,
+			.seen = seen,
 		};
-		int r, i;
 
-		if (!left && once)
-			break;
-		once = true;
-		r = epoll_pwait2(t->ep, t->evs, EP_EVENTS, &ts, NULL);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		/* one clock read per epoll batch, as twheel per read() */
-		seen = mono_ns();
-		for (i = 0; i < r; i++) {
-			uint64_t slot = t->evs[i].data.u64, ticks;
-
-			/* a touch between the wakeup and here disarms it */
-			if (read(t->fds[slot], &ticks, sizeof(ticks)) != sizeof(ticks))
-				continue;
-			{
-				struct bench_event e = {
-					.id = t->ids[slot],
-					.deadline = t->deadlines[slot],
-					.queued = 0,
-					.seen = seen,
-				};
-
-				/* the id is done: close its timerfd */
-				close(t->fds[slot]);
-				t->fds[slot] = -1;
-				hmap_delete(&t->map, t->ids[slot]);
-				t->free_slots[t->nfree++] = slot;
-				t->c.n_ids = t->map.nr;
-				s->fn(s, &e);
-			}
-		}
+		/* a touch between the wakeup and here disarms it */
+		if (read(t->fds[slot], &ticks, sizeof(ticks)) != sizeof(ticks))
+			continue;
+		/* the id is done: close its timerfd */
+		close(t->fds[slot]);
+		t->fds[slot] = -1;
+		hmap_delete(&t->map, t->ids[slot]);
+		t->free_slots[t->nfree++] = slot;
+		t->c.n_ids = t->map.nr;
+		s->fn(s, &e);
 	}
 	return 0;
+}
+
+static int tfd_wait(struct contender *c, uint64_t until, struct sink *s)
+{
+	return wait_loop(c, until, s, tfd_look);
 }
 
 static void tfd_close(struct contender *c)

@@ -274,35 +274,28 @@ static long tw_drain(struct tw *t, struct sink *s)
 	}
 }
 
-static int tw_wait(struct contender *c, uint64_t until, struct sink *s)
+/* One ppoll() until @until at the latest, and a drain of the events */
+static int tw_look(struct contender *c, uint64_t now, uint64_t until,
+		   struct sink *s)
 {
 	struct tw *t = tw_of(c);
 	struct pollfd p = { .fd = t->fd, .events = POLLIN };
+	struct timespec ts = ns_timespec(now < until ? until - now : 0);
+	long r = ppoll(&p, 1, &ts, NULL);
 
-	bool once = false;
-
-	/* at least one look, even when @until has passed already */
-	while (!s->done) {
-		uint64_t now = mono_ns(), left = now < until ? until - now : 0;
-		struct timespec ts = {
-			.tv_sec = (time_t)(left / NSEC_PER_SEC),
-			.tv_nsec = (long)(left % NSEC_PER_SEC),
-		};
-		long r;
-
-		if (!left && once)
-			break;
-		once = true;
-		r = ppoll(&p, 1, &ts, NULL);
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r > 0) {
-			r = tw_drain(t, s);
-			if (r < 0)
-				return (int)r;
-		}
+	if (r < 0 && errno != EINTR)
+		return -errno;
+	if (r > 0) {
+		r = tw_drain(t, s);
+		if (r < 0)
+			return (int)r;
 	}
 	return 0;
+}
+
+static int tw_wait(struct contender *c, uint64_t until, struct sink *s)
+{
+	return wait_loop(c, until, s, tw_look);
 }
 
 static void tw_close(struct contender *c)

@@ -28,7 +28,26 @@ uint64_t clock_res_ns(void)
 
 	if (clock_getres(CLOCK_MONOTONIC, &ts))
 		return 0;
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return timespec_ns(&ts);
+}
+
+int wait_loop(struct contender *c, uint64_t until, struct sink *s,
+	      int (*look)(struct contender *c, uint64_t now, uint64_t until,
+			  struct sink *s))
+{
+	bool once = false;
+	int err = 0;
+
+	/* at least one look, even when @until has passed already */
+	while (!s->done && !err) {
+		uint64_t now = mono_ns();
+
+		if (now >= until && once)
+			break;
+		once = true;
+		err = look(c, now, until, s);
+	}
+	return err;
 }
 
 void die(const char *fmt, ...)
@@ -520,10 +539,10 @@ void lat_free(struct lat *l)
 
 /* ---- JSON lines ---------------------------------------------------------- */
 
-void json_begin(const char *workload, const char *contender, uint64_t n, int rep)
+void json_begin(const char *workload, const char *contender, uint64_t n, uint64_t rep)
 {
 	fprintf(out, "{\"workload\":\"%s\",\"contender\":\"%s\",\"n\":%" PRIu64
-		",\"rep\":%d", workload, contender, n, rep);
+		",\"rep\":%" PRIu64, workload, contender, n, rep);
 	if (json_tag)
 		fprintf(out, ",\"tag\":\"%s\"", json_tag);
 }

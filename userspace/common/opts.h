@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A command line in the example programs' style: long options described
- * by a table (each names where its value goes and how it is checked),
- * --help on stdout with exit status 0, and every mistake a usage error:
- * the reason and the usage on stderr, exit status 2.  Header-only, on
- * getopt_long() (so unambiguous prefixes of option names work, and options
- * may follow operands).
+ * A command line in the user-space programs' style (the examples, the
+ * bench, twheelctl): long options, and short ones where a program has
+ * them, described by a table (each names where its value goes and how it
+ * is checked), --help on stdout with exit status 0, and every mistake a
+ * usage error: the reason and the usage on stderr, exit status 2.
+ * Header-only, on getopt_long() (so unambiguous prefixes of option names
+ * work, and options may follow operands).
  *
  * A program using it defines `prog` (its name in messages, see
  * set_prog()) and usage() (which calls usage_exit()), declared below.
@@ -57,49 +58,18 @@ static inline __attribute__((format(printf, 1, 2), noreturn)) void usage_error(c
 	usage(stderr, 2);
 }
 
-static inline __attribute__((noreturn)) void bad_arg(const char *opt, const char *val)
-{
-	usage_error("invalid value for --%s: '%s'", opt, val ? val : "");
-}
-
 /*
- * Option values, range-checked (bounds included); a bad one is a usage
- * error.  opt is the option's name, without the dashes.
+ * The operand of a command line that takes exactly one, argv[i] (i from
+ * parse_opts()): a usage error if it is missing ("missing WHAT") or is
+ * not the last argument.
  */
-static inline uint64_t opt_u64(const char *opt, const char *val, uint64_t min, uint64_t max)
+static inline char *sole_operand(int argc, char **argv, int i, const char *what)
 {
-	uint64_t v;
-
-	if (parse_u64(val, &v) < 0 || v < min || v > max)
-		bad_arg(opt, val);
-	return v;
-}
-
-/* Milliseconds in [min, max], returned in ns. */
-static inline uint64_t opt_ms(const char *opt, const char *val, uint64_t min, uint64_t max)
-{
-	return opt_u64(opt, val, min, max) * NSEC_PER_MSEC;
-}
-
-/* Seconds (may be fractional), returned in ns within [min_ns, max_ns]. */
-static inline uint64_t opt_seconds(const char *opt, const char *val, uint64_t min_ns,
-				   uint64_t max_ns)
-{
-	uint64_t ns;
-
-	if (parse_seconds_ns(val, &ns) < 0 || ns < min_ns || ns > max_ns)
-		bad_arg(opt, val);
-	return ns;
-}
-
-/* A non-negative number up to max (a fraction: max 1). */
-static inline double opt_double(const char *opt, const char *val, double max)
-{
-	double v;
-
-	if (parse_double(val, &v) < 0 || v > max)
-		bad_arg(opt, val);
-	return v;
+	if (i >= argc)
+		usage_error("missing %s", what);
+	if (i + 1 < argc)
+		usage_error("unexpected argument: %s", argv[i + 1]);
+	return argv[i];
 }
 
 /* ---- the option table ------------------------------------------------------ */
@@ -117,7 +87,10 @@ enum opt_type {
 /*
  * One option: { "name", OPT_U64, &o->field, .min = 1, .max = 100 }, or
  * { "name", OPT_FLAG, .dst = &o->flag } (designated, for -Wextra).  A
- * table ends with an entry whose name is NULL; --help is implied.
+ * table ends with { NULL }; --help and -h are implied.
+ *
+ * .letter is the option's short form ('i' for -i), if it has one; an
+ * option may have a letter alone (name NULL), as the bench's -n N.
  *
  * .def is the option's default written as on the command line ("30" for
  * 30 seconds, "10,1500" for a pair): parse_opts() stores it, parsed and
@@ -132,6 +105,7 @@ struct opt {
 	double dmax;
 	int (*parse)(char *val, void *dst);
 	const char *def;
+	int letter;
 };
 
 /* parse_opts() flags */
@@ -144,35 +118,62 @@ struct opt {
  * wording).
  */
 #define OPTS_UNKNOWN_APART	2
+/*
+ * Stop at the first operand (getopt's "+"): a program with commands
+ * parses its own options up to the command's name, then the command
+ * parses the rest, argv + that index, with a table of its own.
+ */
+#define OPTS_IN_ORDER		4
 
-static inline void opt_set(const struct opt *op, char *val)
+/* A bad value: the usage error names the option as the table does. */
+static inline __attribute__((noreturn)) void bad_arg(const struct opt *op, const char *val)
 {
+	if (!op->name)
+		usage_error("invalid value for -%c: '%s'", op->letter, val ? val : "");
+	usage_error("invalid value for --%s: '%s'", op->name, val ? val : "");
+}
+
+/* Check val against op (bounds included) and store it; -1 if it is bad. */
+static inline int opt_store(const struct opt *op, char *val)
+{
+	uint64_t u;
+	double d;
+
 	switch (op->type) {
 	case OPT_FLAG:
 		*(int *)op->dst = 1;
-		break;
+		return 0;
 	case OPT_U64:
-		*(uint64_t *)op->dst = opt_u64(op->name, val, op->min, op->max);
-		break;
 	case OPT_MS:
-		*(uint64_t *)op->dst = opt_ms(op->name, val, op->min, op->max);
-		break;
+		if (parse_u64(val, &u) < 0 || u < op->min || u > op->max)
+			return -1;
+		*(uint64_t *)op->dst = op->type == OPT_MS ? u * NSEC_PER_MSEC : u;
+		return 0;
 	case OPT_SECONDS:
-		*(uint64_t *)op->dst = opt_seconds(op->name, val, op->min, op->max);
-		break;
+		if (parse_seconds_ns(val, &u) < 0 || u < op->min || u > op->max)
+			return -1;
+		*(uint64_t *)op->dst = u;
+		return 0;
 	case OPT_DOUBLE:
-		*(double *)op->dst = opt_double(op->name, val, op->dmax);
-		break;
+		if (parse_double(val, &d) < 0 || d > op->dmax)
+			return -1;
+		*(double *)op->dst = d;
+		return 0;
 	case OPT_STRING:
 		if (!*val)
-			bad_arg(op->name, val);
+			return -1;
 		*(const char **)op->dst = val;
-		break;
+		return 0;
 	case OPT_CUSTOM:
-		if (op->parse(val, op->dst) < 0)
-			bad_arg(op->name, val);
-		break;
+		return op->parse(val, op->dst) < 0 ? -1 : 0;
 	}
+	return -1;
+}
+
+static inline void opt_set(const struct opt *op, char *val)
+{
+	if (opt_store(op, val) < 0)
+		bad_arg(op, val);
 }
 
 /* An option's .def, stored as if it were given (a copy: parse() may write to it). */
@@ -188,36 +189,62 @@ static inline void opt_default(const struct opt *op)
 	opt_set(op, val);
 }
 
+/* The index in opts of what getopt_long() returned (256 + it, or a letter); -1: none */
+static inline int opt_index(const struct opt *opts, size_t n, int c)
+{
+	if (c >= 256)
+		return c - 256;
+	for (size_t i = 0; i < n; i++)
+		if (opts[i].letter == c)
+			return (int)i;
+	return -1;
+}
+
 /*
  * Parse the options of argv by the table opts: first the defaults (.def),
  * then argv's values, checked and stored as they come (a later one wins);
  * --help and -h call usage(stdout, 0).  Returns the index in argv of the
- * first operand (getopt_long() moves the operands after the options).
+ * first operand (getopt_long() moves the operands after the options,
+ * unless OPTS_IN_ORDER).  argv[0] is the program's (or command's) name.
  */
 static inline int parse_opts(int argc, char **argv, const struct opt *opts, unsigned int flags)
 {
-	size_t n = 0;
-	int c, li;
+	size_t n = 0, nl = 0;
+	int c, k, li;
 
-	for (; opts[n].name; n++)
+	for (; opts[n].name || opts[n].letter; n++)
 		if (opts[n].def)
 			opt_default(&opts[n]);
 
 	struct option lo[n + 2];
+	char so[2 * n + 3], *s = so;	/* "+h", then each letter and its ':' */
 
-	for (size_t i = 0; i < n; i++)
-		lo[i] = (struct option){ opts[i].name,
-					 opts[i].type == OPT_FLAG ? no_argument : required_argument,
-					 NULL, 256 + (int)i };
-	lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
-	lo[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+	if (flags & OPTS_IN_ORDER)
+		*s++ = '+';
+	*s++ = 'h';
+	for (size_t i = 0; i < n; i++) {
+		int arg = opts[i].type == OPT_FLAG ? no_argument : required_argument;
+
+		if (opts[i].name)
+			lo[nl++] = (struct option){ opts[i].name, arg, NULL, 256 + (int)i };
+		if (opts[i].letter) {
+			*s++ = (char)opts[i].letter;
+			if (arg == required_argument)
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+	lo[nl] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[nl + 1] = (struct option){ NULL, 0, NULL, 0 };
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+	optind = 0;	/* a fresh scan: a command's after its program's */
+	while ((c = getopt_long(argc, argv, so, lo, &li)) != -1) {
 		if (c == 'h')
 			usage(stdout, 0);
-		if (c >= 256) {
-			opt_set(&opts[c - 256], optarg);
+		k = c == '?' ? -1 : opt_index(opts, n, c);
+		if (k >= 0) {
+			opt_set(&opts[k], optarg);
 			continue;
 		}
 		if (!(flags & OPTS_UNKNOWN_APART))

@@ -8,8 +8,8 @@
  * no uapi header, so the bench's in-process contender, built against the
  * kernel shims, can include it.
  *
- * Option tables and usage errors, which only the examples use, are in
- * opts.h beside this file.
+ * Option tables and usage errors (the command lines of the examples, the
+ * bench and twheelctl) are in opts.h beside this file.
  */
 #ifndef TWHEEL_USERSPACE_UTIL_H
 #define TWHEEL_USERSPACE_UTIL_H
@@ -30,12 +30,25 @@
 
 /* ---- clocks ------------------------------------------------------------ */
 
+static inline uint64_t timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+static inline struct timespec ns_timespec(uint64_t ns)
+{
+	return (struct timespec){
+		.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+		.tv_nsec = (long)(ns % NSEC_PER_SEC),
+	};
+}
+
 static inline uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
 	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return timespec_ns(&ts);
 }
 
 /* CLOCK_MONOTONIC, the wheels' default clock. */
@@ -52,10 +65,7 @@ static inline uint64_t real_ns(void)
 /* Sleep until an absolute CLOCK_MONOTONIC time (restarts after signals). */
 static inline void sleep_until_ns(uint64_t t)
 {
-	struct timespec ts = {
-		.tv_sec = (time_t)(t / NSEC_PER_SEC),
-		.tv_nsec = (long)(t % NSEC_PER_SEC),
-	};
+	struct timespec ts = ns_timespec(t);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;

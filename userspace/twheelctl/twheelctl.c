@@ -24,6 +24,7 @@
 
 #include "twheel.h"
 #include "util.h"
+#include "opts.h"
 
 #ifndef TWHEELCTL_VERSION
 #define TWHEELCTL_VERSION "0.1.0"
@@ -35,42 +36,46 @@
 #define SYS_pidfd_getfd 438
 #endif
 
-#define EXIT_USAGE 2
 #define DEV_PATH "/dev/twheel"
 #define SYS_MODULE "/sys/module/twheel"
 
 static const char *prog = "twheelctl";
 
-static void usage_text(FILE *f)
+/* A command: its synopsis and help, for usage() (see main()). */
+struct command {
+	const char *name;
+	const char *args;	/* the synopsis, after "usage: twheelctl " */
+	const char *help;
+	int (*run)(int argc, char **argv);	/* argv[0] is the command */
+};
+
+/* The command whose arguments are parsed; NULL: twheelctl's own. */
+static const struct command *cmd;
+
+static void usage(FILE *f, int status)
 {
-	fprintf(f,
-		"usage: %s COMMAND [ARGS]\n"
-		"\n"
-		"Commands:\n"
-		"  status                        module loaded?, parameters, /dev/twheel\n"
-		"  top [--interval S] [--once] [--iterations N]\n"
-		"                                twheel fds of every process, with rates\n"
-		"  save [--pid PID] --fd N FILE  snapshot the wheel behind fd N (of PID,\n"
-		"                                through pidfd_getfd) to FILE\n"
-		"  restore [--pid PID] --fd N FILE\n"
-		"                                arm the ids of snapshot FILE in that wheel\n"
-		"  check FILE                    validate a snapshot, print its header\n"
-		"\n"
-		"Options: -h, --help (also after a command), -V, --version\n"
-		"Exit status: 0 ok, 1 error, 2 usage error.  See twheelctl(8).\n",
-		prog);
+	if (cmd)
+		usage_exit(f, status, cmd->args, cmd->help);
+	usage_exit(f, status, "COMMAND [ARGS]",
+		   "\n"
+		   "Commands:\n"
+		   "  status                        module loaded?, parameters, /dev/twheel\n"
+		   "  top [--interval S] [--once] [--iterations N]\n"
+		   "                                twheel fds of every process, with rates\n"
+		   "  save [--pid PID] --fd N FILE  snapshot the wheel behind fd N (of PID,\n"
+		   "                                through pidfd_getfd) to FILE\n"
+		   "  restore [--pid PID] --fd N FILE\n"
+		   "                                arm the ids of snapshot FILE in that wheel\n"
+		   "  check FILE                    validate a snapshot, print its header\n"
+		   "\n"
+		   "Options: -h, --help (also after a command), -V, --version\n"
+		   "Exit status: 0 ok, 1 error, 2 usage error.  See twheelctl(8).\n");
 }
 
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage(prog, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
-	return EXIT_USAGE;
-}
+/* The options of the commands that have none but --help. */
+static const struct opt no_opts[] = {
+	{ NULL },
+};
 
 static int error(const char *fmt, ...)
 {
@@ -81,58 +86,6 @@ static int error(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
-}
-
-/* ------------------------------------------------------------ parsing */
-
-/* A decimal integer (strict, as util.h's parse_u64()) up to max. */
-static int parse_u64_max(const char *s, uint64_t max, uint64_t *out)
-{
-	uint64_t v;
-
-	if (parse_u64(s, &v) || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Seconds in [0, 86400]; unlike parse_double(), "+1" and " 1" pass. */
-static int parse_seconds(const char *s, double *out)
-{
-	double v;
-
-	if (!s || !*s || strtod_all(s, &v) < 0 || !(v >= 0.0) || v > 86400.0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/*
- * Option with a value: "--name V", "--name=V" or "-x V".  Returns 1 and
- * sets *val (advancing *i) if argv[*i] is that option, 0 if it is not,
- * -1 if its value is missing.
- */
-static int opt_value(int argc, char **argv, int *i, const char *lng,
-		     const char *shrt, const char **val)
-{
-	const char *a = argv[*i];
-	size_t l = strlen(lng);
-
-	if (!strncmp(a, lng, l) && a[l] == '=') {
-		*val = a + l + 1;
-		return 1;
-	}
-	if (strcmp(a, lng) && (!shrt || strcmp(a, shrt)))
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*val = argv[++*i];
-	return 1;
-}
-
-static int is_help(const char *a)
-{
-	return !strcmp(a, "-h") || !strcmp(a, "--help");
 }
 
 /* ------------------------------------------------------------- files */
@@ -167,17 +120,7 @@ static int cmd_status(int argc, char **argv)
 	int loaded, n, i, rc = 0;
 	struct stat st;
 
-	for (i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
-			printf("usage: %s status\n"
-			       "Show whether the twheel module is loaded, its parameters and /dev/twheel.\n"
-			       "Exit status 0 if the module is loaded and /dev/twheel exists, else 1.\n",
-			       prog);
-			return 0;
-		}
-		return usage_error("status: unexpected argument '%s'", argv[i]);
-	}
-
+	parse_opts(argc, argv, no_opts, OPTS_NO_OPERANDS | OPTS_UNKNOWN_APART);
 	loaded = stat(SYS_MODULE, &st) == 0 && S_ISDIR(st.st_mode);
 	if (loaded) {
 		if (read_small(SYS_MODULE "/initstate", val, sizeof(val)))
@@ -255,7 +198,7 @@ struct sample {
 	struct wheel_info *v;
 	size_t n, cap;
 	unsigned int procs, denied;
-	struct timespec at;
+	uint64_t at;		/* CLOCK_MONOTONIC, ns */
 };
 
 /* Parse fdinfo; 0 if it is a twheel fd (has tick_ns, armed and pending). */
@@ -412,7 +355,7 @@ static int take_sample(struct sample *s)
 		s->procs += found;
 	}
 	closedir(proc);
-	clock_gettime(CLOCK_MONOTONIC, &s->at);
+	s->at = mono_ns();
 	return 0;
 }
 
@@ -464,8 +407,7 @@ static void print_table(struct sample *cur, const struct sample *prev)
 	size_t i;
 
 	if (prev)
-		dt = (double)(cur->at.tv_sec - prev->at.tv_sec) +
-		     (double)(cur->at.tv_nsec - prev->at.tv_nsec) / 1e9;
+		dt = (double)(cur->at - prev->at) / 1e9;
 	if (cur->n)
 		qsort(cur->v, cur->n, sizeof(*cur->v), cmp_wheel);
 	printf("twheel: %zu wheel fd(s) in %u process(es)", cur->n, cur->procs);
@@ -489,71 +431,32 @@ static void print_table(struct sample *cur, const struct sample *prev)
 	fflush(stdout);
 }
 
-static void sleep_seconds(double s)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int cmd_top(int argc, char **argv)
 {
 	struct sample a = { 0 }, b = { 0 }, *cur = &a, *prev = &b, *t;
-	double interval = 1.0;
-	uint64_t iterations = 0, it;
-	int i, once = 0, clear, err;
-	const char *v;
+	uint64_t interval, iterations = 0, it;
+	int once = 0, clear, err;
+	const struct opt opts[] = {
+		{ "interval", OPT_SECONDS, &interval, .min = 0, .max = 86400 * NSEC_PER_SEC,
+		  .def = "1", .letter = 'i' },
+		{ "once", OPT_FLAG, .dst = &once },
+		{ "iterations", OPT_U64, &iterations, .min = 1, .max = UINT32_MAX, .letter = 'n' },
+		{ NULL },
+	};
 
-	for (i = 1; i < argc; i++) {
-		int r;
-
-		if (is_help(argv[i])) {
-			printf("usage: %s top [--interval S] [--once] [--iterations N]\n"
-			       "List every twheel fd of every process (/proc/PID/fdinfo) with its\n"
-			       "armed and pending ids and the rates of touches, expirations and\n"
-			       "deliveries per second between two samples S seconds apart\n"
-			       "(default 1).  --once: print one table and exit (with --interval 0:\n"
-			       "at once, without rates).  --iterations N: stop after N tables.\n",
-			       prog);
-			return 0;
-		}
-		if (!strcmp(argv[i], "--once")) {
-			once = 1;
-			continue;
-		}
-		r = opt_value(argc, argv, &i, "--interval", "-i", &v);
-		if (r < 0)
-			return usage_error("top: --interval needs a value");
-		if (r > 0) {
-			if (parse_seconds(v, &interval))
-				return usage_error("top: bad interval '%s' (seconds, 0..86400)", v);
-			continue;
-		}
-		r = opt_value(argc, argv, &i, "--iterations", "-n", &v);
-		if (r < 0)
-			return usage_error("top: --iterations needs a value");
-		if (r > 0) {
-			if (parse_u64_max(v, UINT32_MAX, &iterations) || !iterations)
-				return usage_error("top: bad iteration count '%s'", v);
-			continue;
-		}
-		return usage_error("top: unexpected argument '%s'", argv[i]);
-	}
+	parse_opts(argc, argv, opts, OPTS_NO_OPERANDS | OPTS_UNKNOWN_APART);
 	if (once)
 		iterations = 1;
-	if (interval == 0 && iterations != 1)
-		return usage_error("top: --interval 0 needs --once");
+	if (!interval && iterations != 1)
+		usage_error("--interval 0 needs --once");
 	clear = !once && isatty(STDOUT_FILENO);
 
 	err = take_sample(prev);
 	if (err)
 		return error("cannot scan /proc: %s", strerror(-err));
 	for (it = 0; !iterations || it < iterations; it++) {
-		if (interval > 0)
-			sleep_seconds(interval);
+		if (interval)
+			sleep_ns(interval);
 		err = take_sample(cur);
 		if (err) {
 			error("cannot scan /proc: %s", strerror(-err));
@@ -563,7 +466,7 @@ static int cmd_top(int argc, char **argv)
 			printf("\033[H\033[2J");
 		else if (it)
 			printf("\n");
-		print_table(cur, interval > 0 ? prev : NULL);
+		print_table(cur, interval ? prev : NULL);
 		t = prev;
 		prev = cur;
 		cur = t;
@@ -630,71 +533,27 @@ static int get_wheel_fd(long pid, int fd, const char *what)
 	return wfd;
 }
 
-static int cmd_save_restore(int argc, char **argv, int restore)
+static int save_restore(int argc, char **argv, int restore)
 {
-	const char *name = restore ? "restore" : "save";
-	const char *file = NULL, *v;
+	const char *name = restore ? "restore" : "save", *file;
 	uint64_t pid = 0, fd = UINT64_MAX;
-	int i, wfd, err;
+	int wfd, err;
+	const struct opt opts[] = {
+		{ "pid", OPT_U64, &pid, .min = 1, .max = INT_MAX, .letter = 'p' },
+		{ "fd", OPT_U64, &fd, .min = 0, .max = INT_MAX },
+		{ NULL },
+	};
 
-	for (i = 1; i < argc; i++) {
-		int r;
-
-		if (is_help(argv[i])) {
-			printf("usage: %s %s [--pid PID] --fd N FILE\n", prog, name);
-			if (restore)
-				printf("Arm every id of snapshot FILE in the wheel behind fd N (of process\n"
-				       "PID, through pidfd_getfd(2), or inherited from the caller without\n"
-				       "--pid).  The file is validated before anything is armed.  A wheel\n"
-				       "lives only as long as its fd, so there is no 'restore into a new\n"
-				       "wheel' here: programs use twheel_restore(3).\n");
-			else
-				printf("Write a snapshot of the wheel behind fd N (of process PID, through\n"
-				       "pidfd_getfd(2), or inherited from the caller without --pid) to FILE,\n"
-				       "atomically.  Deadlines are stored against CLOCK_REALTIME.\n");
-			return 0;
-		}
-		r = opt_value(argc, argv, &i, "--pid", "-p", &v);
-		if (r < 0)
-			return usage_error("%s: --pid needs a value", name);
-		if (r > 0) {
-			if (parse_u64_max(v, INT_MAX, &pid) || !pid)
-				return usage_error("%s: bad pid '%s'", name, v);
-			continue;
-		}
-		r = opt_value(argc, argv, &i, "--fd", NULL, &v);
-		if (r < 0)
-			return usage_error("%s: --fd needs a value", name);
-		if (r > 0) {
-			if (parse_u64_max(v, INT_MAX, &fd))
-				return usage_error("%s: bad fd '%s'", name, v);
-			continue;
-		}
-		if (!strcmp(argv[i], "--")) {
-			if (i + 1 < argc && !file)
-				file = argv[++i];
-			if (i + 1 < argc)
-				return usage_error("%s: unexpected argument '%s'", name, argv[i + 1]);
-			break;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("%s: unknown option '%s'", name, argv[i]);
-		if (file)
-			return usage_error("%s: unexpected argument '%s'", name, argv[i]);
-		file = argv[i];
-	}
-	if (!file)
-		return usage_error("%s: missing FILE", name);
-	if (fd == UINT64_MAX) {
-		if (restore)
-			return usage_error("restore: missing --fd N: a wheel lives only as long as "
-					   "its fd, so a snapshot is restored into a running "
-					   "process's wheel (--pid PID --fd N) or by the program "
-					   "itself with twheel_restore(3); 'twheelctl check FILE' "
-					   "validates a snapshot");
-		return usage_error("save: missing --fd N (the wheel to save: --pid PID --fd N "
-				   "for another process's)");
-	}
+	file = sole_operand(argc, argv, parse_opts(argc, argv, opts, OPTS_UNKNOWN_APART),
+			    "FILE");
+	if (fd == UINT64_MAX && restore)
+		usage_error("missing --fd N: a wheel lives only as long as its fd, so a "
+			    "snapshot is restored into a running process's wheel (--pid PID "
+			    "--fd N) or by the program itself with twheel_restore(3); "
+			    "'twheelctl check FILE' validates a snapshot");
+	if (fd == UINT64_MAX)
+		usage_error("missing --fd N (the wheel to save: --pid PID --fd N for "
+			    "another process's)");
 
 	wfd = get_wheel_fd((long)pid, (int)fd, name);
 	if (wfd < 0)
@@ -733,6 +592,16 @@ static int cmd_save_restore(int argc, char **argv, int restore)
 	return err ? 1 : 0;
 }
 
+static int cmd_save(int argc, char **argv)
+{
+	return save_restore(argc, argv, 0);
+}
+
+static int cmd_restore(int argc, char **argv)
+{
+	return save_restore(argc, argv, 1);
+}
+
 /* ------------------------------------------------------------- check */
 
 static void fmt_time(char *buf, size_t size, uint64_t ns)
@@ -762,32 +631,13 @@ static const char *clock_name(uint32_t c)
 static int cmd_check(int argc, char **argv)
 {
 	struct twheel_snapshot_info info;
-	const char *file = NULL;
+	const char *file;
 	char t1[64], t2[64];
 	uint64_t now;
-	int i, err;
+	int err;
 
-	for (i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
-			printf("usage: %s check FILE\n"
-			       "Validate a snapshot written by twheel_save(3) or 'twheelctl save' and\n"
-			       "print its header.  Exit status 0 if twheel_restore(3) would accept it,\n"
-			       "1 if it is corrupt, truncated or unreadable.\n", prog);
-			return 0;
-		}
-		if (!strcmp(argv[i], "--") && i + 1 < argc && !file) {
-			file = argv[++i];
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("check: unknown option '%s'", argv[i]);
-		if (file)
-			return usage_error("check: unexpected argument '%s'", argv[i]);
-		file = argv[i];
-	}
-	if (!file)
-		return usage_error("check: missing FILE");
-
+	file = sole_operand(argc, argv, parse_opts(argc, argv, no_opts, OPTS_UNKNOWN_APART),
+			    "FILE");
 	err = twheel_snapshot_check(file, &info);
 	if (err == -EBADMSG)
 		return error("%s: invalid snapshot: %s", file,
@@ -818,36 +668,60 @@ static int cmd_check(int argc, char **argv)
 
 /* -------------------------------------------------------------- main */
 
+static const struct command commands[] = {
+	{ "status", "status",
+	  "Show whether the twheel module is loaded, its parameters and /dev/twheel.\n"
+	  "Exit status 0 if the module is loaded and /dev/twheel exists, else 1.\n",
+	  cmd_status },
+	{ "top", "top [--interval S] [--once] [--iterations N]",
+	  "List every twheel fd of every process (/proc/PID/fdinfo) with its\n"
+	  "armed and pending ids and the rates of touches, expirations and\n"
+	  "deliveries per second between two samples S seconds apart\n"
+	  "(default 1).  --once: print one table and exit (with --interval 0:\n"
+	  "at once, without rates).  --iterations N: stop after N tables.\n",
+	  cmd_top },
+	{ "save", "save [--pid PID] --fd N FILE",
+	  "Write a snapshot of the wheel behind fd N (of process PID, through\n"
+	  "pidfd_getfd(2), or inherited from the caller without --pid) to FILE,\n"
+	  "atomically.  Deadlines are stored against CLOCK_REALTIME.\n",
+	  cmd_save },
+	{ "restore", "restore [--pid PID] --fd N FILE",
+	  "Arm every id of snapshot FILE in the wheel behind fd N (of process\n"
+	  "PID, through pidfd_getfd(2), or inherited from the caller without\n"
+	  "--pid).  The file is validated before anything is armed.  A wheel\n"
+	  "lives only as long as its fd, so there is no 'restore into a new\n"
+	  "wheel' here: programs use twheel_restore(3).\n",
+	  cmd_restore },
+	{ "check", "check FILE",
+	  "Validate a snapshot written by twheel_save(3) or 'twheelctl save' and\n"
+	  "print its header.  Exit status 0 if twheel_restore(3) would accept it,\n"
+	  "1 if it is corrupt, truncated or unreadable.\n",
+	  cmd_check },
+};
+
 int main(int argc, char **argv)
 {
-	const char *cmd;
+	int version = 0, i;
+	size_t k;
+	const struct opt opts[] = {
+		{ "version", OPT_FLAG, .dst = &version, .letter = 'V' },
+		{ NULL },
+	};
 
 	signal(SIGPIPE, SIG_DFL);
-	if (argc < 2) {
-		usage_text(stderr);
-		return EXIT_USAGE;
-	}
-	cmd = argv[1];
-	if (is_help(cmd)) {
-		usage_text(stdout);
-		return 0;
-	}
-	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+	i = parse_opts(argc, argv, opts, OPTS_IN_ORDER | OPTS_UNKNOWN_APART);
+	if (version) {
 		printf("twheelctl %s (libtwheel %d.%d)\n", TWHEELCTL_VERSION,
 		       LIBTWHEEL_VERSION_MAJOR, LIBTWHEEL_VERSION_MINOR);
 		return 0;
 	}
-	if (!strcmp(cmd, "status"))
-		return cmd_status(argc - 1, argv + 1);
-	if (!strcmp(cmd, "top"))
-		return cmd_top(argc - 1, argv + 1);
-	if (!strcmp(cmd, "save"))
-		return cmd_save_restore(argc - 1, argv + 1, 0);
-	if (!strcmp(cmd, "restore"))
-		return cmd_save_restore(argc - 1, argv + 1, 1);
-	if (!strcmp(cmd, "check"))
-		return cmd_check(argc - 1, argv + 1);
-	if (cmd[0] == '-')
-		return usage_error("unknown option '%s'", cmd);
-	return usage_error("unknown command '%s'", cmd);
+	if (i >= argc)
+		usage_error("missing COMMAND");
+	for (k = 0; k < ARRAY_LEN(commands); k++) {
+		if (!strcmp(argv[i], commands[k].name)) {
+			cmd = &commands[k];
+			return cmd->run(argc - i, argv + i);
+		}
+	}
+	usage_error("unknown command '%s'", argv[i]);
 }
