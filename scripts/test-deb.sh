@@ -316,9 +316,9 @@ deb_guest() {
 		skip "the packaged module in the guest" "no $kimg or qemu-system-x86_64"
 		return
 	fi
-	if ! make -s -C selftests > "$log" 2>&1; then
+	if ! make -s -C selftests > "$tap_log" 2>&1; then
 		not_ok "make -C selftests (for the guest)"
-		sed 's/^/#   /' "$log" | tail -n 20
+		sed 's/^/#   /' "$tap_log" | tail -n 20
 		return
 	fi
 	out=$(mktemp -d /tmp/twheel-deb-guest.XXXXXX)
