@@ -118,9 +118,10 @@ function other_per_id(l,   r, c, o) {
 function one(x) { return x != "" && x + 0 >= 0.99 && x + 0 <= 1.05 }
 # one struct file per timerfd: filp objects are freed after an RCU grace
 # period, so the files of the steps before can still be going away while
-# the 10K are counted (0.988 per id measured with the host busy); any
-# defect this guards against is 0 or 2 files per id
-function onefile(x) { return x != "" && x + 0 >= 0.95 && x + 0 <= 1.05 }
+# the 10K are counted (0.988 per id measured with the host busy, 0.938
+# with three other guests on the host's 2 cores); any defect this guards
+# against is 0 or 2 files per id, so the bounds are halfway to those
+function onefile(x) { return x != "" && x + 0 >= 0.5 && x + 0 <= 1.5 }
 # malloc() heap per id of a timer library: the record of the id (a chunk
 # with its header, up to 24 B more), its share of the map id -> record,
 # and the arrays of the library (the heap of timers of libev: 16 to 32 B)
