@@ -231,272 +231,398 @@ static double rearm_rate(struct contender *c, const struct opts *o,
 	return (double)(mono_ns() - t0) / 1e9 / (double)k;
 }
 
-static void heartbeat(const struct opts *o)
+/*
+ * One heartbeat run: the contender, the schedule of its touches and what
+ * was measured.  The window of the CPU figures runs from the second period
+ * (steady state) to the end of the touches.
+ */
+struct hb_run {
+	const struct opts *o;
+	struct contender *c;
+	struct hb h;
+	uint64_t n, P, T, K;	/* ids, period, timeout, periods */
+	uint64_t slots;		/* touches in all: K * n */
+	uint64_t *ids, *dl;	/* the first ids, their setup deadlines */
+	uint64_t *batch;	/* the ids of one touch() */
+	uint64_t create_ns, setup_ns;
+	uint64_t t_start, t_touch_end;	/* the touches' schedule */
+	uint64_t drain, t_hard;	/* wait for a missing event until t_hard */
+	uint64_t t_abort;	/* stop touching then if behind */
+	uint64_t t_done, t_look;	/* touching ended, last look when behind */
+	uint64_t cursor;	/* the next slot to touch, of 0 .. slots */
+	uint64_t touches, inserts, calls, max_lag;
+	uint64_t cpu0, busy0, w_touches, t_w0;	/* window start */
+	uint64_t cpu1, busy1, t_w1;		/* window end */
+	struct twheel_stats st0, st1;		/* twheel: window start, end */
+	bool measuring, aborted;
+};
+
+/* Size the run from the options, allocate it and open the contender. */
+static void hb_init(struct hb_run *r, const struct opts *o)
 {
 	const uint64_t n = o->n, P = o->period_ms * NSEC_PER_MSEC, T = 2 * P;
 	const uint64_t K = o->periods ? o->periods :
 		(o->window_ms * NSEC_PER_MSEC + P - 1) / P < 2 ? 2 :
 		(o->window_ms * NSEC_PER_MSEC + P - 1) / P;
-	const uint64_t ngen = 1 + (K + 9) / 10, slots = K * n;
+	const uint64_t ngen = 1 + (K + 9) / 10;
 	struct copts co = { .n_max = 2 * n + 64, .timeout_ns = T,
 			    .tick_ns = o->tick_ns };
-	uint64_t *ids = make_ids(n), *dl = xcalloc(n, sizeof(*dl));
-	uint64_t *batch = xcalloc(o->batch, sizeof(*batch));
-	uint64_t t0, t_start, t_touch_end, t_hard, t_abort, drain, create_ns;
-	uint64_t setup_ns, i, t_done = 0, t_look = 0;
-	uint64_t cursor = 0, touches = 0, inserts = 0, calls = 0, max_lag = 0;
-	uint64_t cpu0 = 0, busy0 = 0, w_touches = 0, t_w0 = 0;
-	uint64_t cpu1 = 0, busy1 = 0, t_w1 = 0;
-	struct hb h = { .s.fn = hb_event, .n = n, .ngen = ngen };
-	struct twheel_stats st0, st1;
-	bool measuring = false, aborted = false;
-	struct contender *c;
-	int64_t p50, p99, pmax;
+	int err;
+
+	*r = (struct hb_run){ .o = o, .n = n, .P = P, .T = T, .K = K,
+			      .slots = K * n,
+			      .h = { .s.fn = hb_event, .n = n, .ngen = ngen } };
+	r->ids = make_ids(n);
+	r->dl = xcalloc(n, sizeof(*r->dl));
+	r->batch = xcalloc(o->batch, sizeof(*r->batch));
+	r->h.gen = xcalloc(n, sizeof(*r->h.gen));
+	r->h.lb = xcalloc(n * ngen, sizeof(*r->h.lb));
+	r->h.got = xcalloc(n * ngen, 1);
+	err = copen(o->ops, &r->c, &co);
+	if (err)
+		die("%s: open failed: %s", o->ops->name, strerror(-err));
+}
+
+/*
+ * Setup, not measured: create every id with a far deadline, time the
+ * re-arming of a sample, then re-arm every id as if last seen one period
+ * before its offset: deadline = start + x_j + P, with a start that leaves
+ * room for this second pass.  Sleeps until that start; sets the schedule.
+ */
+static void hb_arm(struct hb_run *r)
+{
+	const struct contender_ops *ops = r->o->ops;
+	const uint64_t n = r->n, P = r->P;
+	uint64_t t0, i;
 	double rate;
 	int err;
 
-	h.gen = xcalloc(n, sizeof(*h.gen));
-	h.lb = xcalloc(n * ngen, sizeof(*h.lb));
-	h.got = xcalloc(n * ngen, 1);
-	err = copen(o->ops, &c, &co);
-	if (err)
-		die("%s: open failed: %s", o->ops->name, strerror(-err));
-
-	/*
-	 * Setup, not measured: create every id with a far deadline, time the
-	 * re-arming of a sample, then re-arm every id as if last seen one
-	 * period before its offset: deadline = start + x_j + P, with a start
-	 * that leaves room for this second pass.
-	 */
 	t0 = mono_ns();
 	for (i = 0; i < n; i++)
-		dl[i] = t0 + 3600 * NSEC_PER_SEC + i;
-	err = o->ops->arm_abs(c, ids, dl, n);
+		r->dl[i] = t0 + 3600 * NSEC_PER_SEC + i;
+	err = ops->arm_abs(r->c, r->ids, r->dl, n);
 	if (err)
-		die("%s: creating %" PRIu64 " ids failed: %s", o->ops->name, n,
+		die("%s: creating %" PRIu64 " ids failed: %s", ops->name, n,
 		    strerror(-err));
-	create_ns = mono_ns() - t0;
-	rate = rearm_rate(c, o, ids, n);
-	t_start = mono_ns() + (uint64_t)(rate * 1.5e9 * (double)n) +
+	r->create_ns = mono_ns() - t0;
+	rate = rearm_rate(r->c, r->o, r->ids, n);
+	r->t_start = mono_ns() + (uint64_t)(rate * 1.5e9 * (double)n) +
 		200 * NSEC_PER_MSEC;
 	for (i = 0; i < n; i++) {
-		dl[i] = t_start + i * P / n + P;
-		h.lb[i] = dl[i];
+		r->dl[i] = r->t_start + i * P / n + P;
+		r->h.lb[i] = r->dl[i];
 	}
-	err = o->ops->arm_abs(c, ids, dl, n);
+	err = ops->arm_abs(r->c, r->ids, r->dl, n);
 	if (err)
-		die("%s: arming %" PRIu64 " ids failed: %s", o->ops->name, n,
+		die("%s: arming %" PRIu64 " ids failed: %s", ops->name, n,
 		    strerror(-err));
-	setup_ns = mono_ns() - t0;
-	if (mono_ns() > t_start)
+	r->setup_ns = mono_ns() - t0;
+	if (mono_ns() > r->t_start)
 		fprintf(stderr, "heartbeat: setup overran the start by %.3f s\n",
-			(double)(mono_ns() - t_start) / 1e9);
-	sleep_until_ns(t_start);
-	t_touch_end = t_start + K * P;
-	h.t_expect = t_touch_end;
+			(double)(mono_ns() - r->t_start) / 1e9);
+	sleep_until_ns(r->t_start);
+	r->t_touch_end = r->t_start + r->K * P;
+	r->h.t_expect = r->t_touch_end;
 	/* drain: only waited for when an expected event is missing */
-	drain = P > 5 * NSEC_PER_SEC ? P : 5 * NSEC_PER_SEC;
-	t_hard = t_touch_end + drain;
+	r->drain = P > 5 * NSEC_PER_SEC ? P : 5 * NSEC_PER_SEC;
+	r->t_hard = r->t_touch_end + r->drain;
 	/* a contender that cannot keep up stops touching at twice the window */
-	t_abort = t_touch_end + (t_touch_end - t_start) + 2 * NSEC_PER_SEC;
+	r->t_abort = r->t_touch_end + (r->t_touch_end - r->t_start) +
+		2 * NSEC_PER_SEC;
+}
+
+/*
+ * Slot @j lets its live id go silent and starts a new one.  The old one
+ * was scheduled at (p - 1) P + x_j: due at (p + 1) P + x_j, @wanted if
+ * that is within the touches.
+ */
+static void hb_go_silent(struct hb *h, uint64_t j, bool wanted)
+{
+	uint64_t old = j + h->n * h->gen[j];
+
+	if (wanted) {
+		h->got[old] |= HB_WANT;
+		h->expected++;
+	}
+	/*
+	 * A contender that fell behind may have expired it already, as a
+	 * live id: that was its final event after all.
+	 */
+	if (h->got[old] & HB_LIVE) {
+		h->spurious--;
+		h->got[old] |= HB_GOT;
+		h->delivered++;
+		h->exp_delivered += !!(h->got[old] & HB_WANT);
+	}
+	h->gen[j]++;
+}
+
+/*
+ * Fill r->batch with the ids of the slots from r->cursor up to @due, at
+ * most o->batch of them; @lb is the lower bound of their new deadlines,
+ * @now the time of this turn of the loop (for the lag).  Returns how many.
+ */
+static size_t hb_fill_batch(struct hb_run *r, uint64_t now, uint64_t due,
+			    uint64_t lb)
+{
+	const uint64_t n = r->n, P = r->P, K = r->K, t_start = r->t_start;
+	/* in locals, kept in registers across id_of(); written back at the end */
+	uint64_t cursor = r->cursor, max_lag = r->max_lag;
+	uint64_t *batch = r->batch;
+	struct hb *h = &r->h;
+	size_t k = 0;
+
+	for (; cursor < due && k < r->o->batch; cursor++) {
+		uint64_t p = cursor / n, j = cursor % n;
+		uint64_t slot_t = t_start + cursor * P / n;
+
+		if ((j + p) % 10 == 0) {
+			hb_go_silent(h, j, (p + 1) * n + j <= K * n);
+			r->inserts++;
+		}
+		if (now - slot_t > max_lag)
+			max_lag = now - slot_t;
+		h->lb[j + n * h->gen[j]] = lb;
+		h->got[j + n * h->gen[j]] &= ~HB_LIVE;
+		batch[k++] = id_of(j + n * h->gen[j]);
+	}
+	r->cursor = cursor;
+	r->max_lag = max_lag;
+	return k;
+}
+
+/*
+ * Touch the slots up to @due, a batch per touch(); @now is the time of
+ * this turn of the loop.  Stops early (r->aborted) past r->t_abort.
+ */
+static void hb_touch_due(struct hb_run *r, uint64_t now, uint64_t due)
+{
+	const struct contender_ops *ops = r->o->ops;
+	int err;
+
+	while (r->cursor < due && !r->aborted) {
+		uint64_t tnow = needs_now(ops) ? mono_ns() : 0;
+		uint64_t lb = (tnow ? tnow : mono_ns()) + r->T;
+		size_t k = hb_fill_batch(r, now, due, lb);
+
+		err = ops->touch(r->c, r->batch, k, tnow);
+		if (err)
+			die("%s: touch failed: %s", ops->name, strerror(-err));
+		r->touches += k;
+		r->calls++;
+		if (r->cursor >= due)
+			continue;
+		/*
+		 * Behind schedule.  An event-driven contender still takes its
+		 * ready events between batches (a non-blocking look, at most
+		 * every 10 ms), so that expired ids do not pile up; the scan
+		 * loop, whose look is a whole scan, works off its backlog of
+		 * touches first, its best strategy.
+		 */
+		if (ops != &scan_ops && mono_ns() - r->t_look > 10 * NSEC_PER_MSEC) {
+			err = ops->wait(r->c, 0, &r->h.s);
+			if (err)
+				die("%s: wait failed: %s", ops->name, strerror(-err));
+			r->t_look = mono_ns();
+		}
+		r->aborted = mono_ns() >= r->t_abort;
+	}
+}
+
+/* The window opens (second period, steady state): CPU and stats so far. */
+static void hb_window_begin(struct hb_run *r, uint64_t now)
+{
+	r->measuring = true;
+	r->t_w0 = now;
+	r->w_touches = r->touches;
+	r->cpu0 = cpu_self_ns();
+	r->busy0 = cpu_busy_ns();
+	if (r->o->ops == &twheel_ops)
+		twheel_get_stats(r->c, &r->st0);
+}
+
+/*
+ * The touches are over (all done, or given up): the window closes; from
+ * now on only the expected events are waited for, at most a drain long.
+ */
+static void hb_window_end(struct hb_run *r)
+{
+	r->t_done = r->t_w1 = mono_ns();
+	r->cpu1 = cpu_self_ns();
+	r->busy1 = cpu_busy_ns();
+	if (r->o->ops == &twheel_ops)
+		twheel_get_stats(r->c, &r->st1);
+	r->w_touches = r->touches - r->w_touches;
+	r->h.touching_done = true;
+	if (r->h.exp_delivered == r->h.expected)
+		r->h.s.done = true;
+	if (r->t_done + r->drain > r->t_hard)
+		r->t_hard = r->t_done + r->drain;
+	r->cursor = r->slots;	/* no more touches */
+}
+
+/*
+ * The run: touch what is due, take the events until the next batch is
+ * due, until the touches are over and every expected event is in (or
+ * t_hard has come).
+ */
+static void hb_loop(struct hb_run *r)
+{
+	const struct contender_ops *ops = r->o->ops;
+	const uint64_t n = r->n, P = r->P;
+	int err;
 
 	for (;;) {
 		uint64_t now = mono_ns(), due, next;
 
 		/* CPU is measured from the second period on: steady state */
-		if (!measuring && now >= t_start + P) {
-			measuring = true;
-			t_w0 = now;
-			w_touches = touches;
-			cpu0 = cpu_self_ns();
-			busy0 = cpu_busy_ns();
-			if (o->ops == &twheel_ops)
-				twheel_get_stats(c, &st0);
-		}
-		if (cursor < slots) {
-			due = (now - t_start) * n / P;
-			if (due > slots)
-				due = slots;
-			while (cursor < due && !aborted) {
-				size_t k = 0;
-				uint64_t tnow = needs_now(o->ops) ? mono_ns() : 0;
-				uint64_t lb = (tnow ? tnow : mono_ns()) + T;
-
-				for (; cursor < due && k < o->batch; cursor++) {
-					uint64_t p = cursor / n, j = cursor % n;
-					uint64_t slot_t = t_start + cursor * P / n;
-
-					if ((j + p) % 10 == 0) {
-						/*
-						 * The live id goes silent, a new one
-						 * starts.  The old one was scheduled at
-						 * (p - 1) P + x_j: due at (p + 1) P + x_j,
-						 * wanted if that is within the touches.
-						 */
-						uint64_t old = j + n * h.gen[j];
-
-						if ((p + 1) * n + j <= K * n) {
-							h.got[old] |= HB_WANT;
-							h.expected++;
-						}
-						/*
-						 * A contender that fell behind may have
-						 * expired it already, as a live id: that
-						 * was its final event after all.
-						 */
-						if (h.got[old] & HB_LIVE) {
-							h.spurious--;
-							h.got[old] |= HB_GOT;
-							h.delivered++;
-							h.exp_delivered += !!(h.got[old] & HB_WANT);
-						}
-						h.gen[j]++;
-						inserts++;
-					}
-					if (now - slot_t > max_lag)
-						max_lag = now - slot_t;
-					h.lb[j + n * h.gen[j]] = lb;
-					h.got[j + n * h.gen[j]] &= ~HB_LIVE;
-					batch[k++] = id_of(j + n * h.gen[j]);
-				}
-				err = o->ops->touch(c, batch, k, tnow);
-				if (err)
-					die("%s: touch failed: %s", o->ops->name,
-					    strerror(-err));
-				touches += k;
-				calls++;
-				if (cursor >= due)
-					continue;
-				/*
-				 * Behind schedule.  An event-driven contender
-				 * still takes its ready events between batches
-				 * (a non-blocking look, at most every 10 ms), so
-				 * that expired ids do not pile up; the scan loop,
-				 * whose look is a whole scan, works off its
-				 * backlog of touches first, its best strategy.
-				 */
-				if (o->ops != &scan_ops && mono_ns() - t_look > 10 * NSEC_PER_MSEC) {
-					err = o->ops->wait(c, 0, &h.s);
-					if (err)
-						die("%s: wait failed: %s", o->ops->name,
-						    strerror(-err));
-					t_look = mono_ns();
-				}
-				aborted = mono_ns() >= t_abort;
-			}
-			if (cursor == slots || aborted) {
-				/* the window ends with the touches */
-				t_done = t_w1 = mono_ns();
-				cpu1 = cpu_self_ns();
-				busy1 = cpu_busy_ns();
-				if (o->ops == &twheel_ops)
-					twheel_get_stats(c, &st1);
-				w_touches = touches - w_touches;
-				h.touching_done = true;
-				if (h.exp_delivered == h.expected)
-					h.s.done = true;
-				if (t_done + drain > t_hard)
-					t_hard = t_done + drain;
-				cursor = slots;	/* no more touches */
-			}
-			next = t_start + (cursor + o->batch) * P / n;
-			if (next > t_touch_end)
-				next = t_touch_end;
-			if (!measuring && next > t_start + P)
-				next = t_start + P;
+		if (!r->measuring && now >= r->t_start + P)
+			hb_window_begin(r, now);
+		if (r->cursor < r->slots) {
+			due = (now - r->t_start) * n / P;
+			if (due > r->slots)
+				due = r->slots;
+			hb_touch_due(r, now, due);
+			/* the window ends with the touches */
+			if (r->cursor == r->slots || r->aborted)
+				hb_window_end(r);
+			next = r->t_start + (r->cursor + r->o->batch) * P / n;
+			if (next > r->t_touch_end)
+				next = r->t_touch_end;
+			if (!r->measuring && next > r->t_start + P)
+				next = r->t_start + P;
 		} else {
-			next = t_hard;
+			next = r->t_hard;
 		}
-		if (h.s.done || (h.touching_done && now >= t_hard))
+		if (r->h.s.done || (r->h.touching_done && now >= r->t_hard))
 			break;
-		if (next > t_hard)
-			next = t_hard;
-		err = o->ops->wait(c, next, &h.s);
+		if (next > r->t_hard)
+			next = r->t_hard;
+		err = ops->wait(r->c, next, &r->h.s);
 		if (err)
-			die("%s: wait failed: %s", o->ops->name, strerror(-err));
-		if (h.s.done && cursor < slots)
-			h.s.done = false;	/* keep touching */
+			die("%s: wait failed: %s", ops->name, strerror(-err));
+		if (r->h.s.done && r->cursor < r->slots)
+			r->h.s.done = false;	/* keep touching */
 	}
-	if (aborted)
-		fprintf(stderr, "heartbeat: %s could not keep up: %" PRIu64
-			" of %" PRIu64 " touches in %.1f s\n", o->ops->name, touches,
-			slots, (double)(t_done - t_start) / 1e9);
+}
 
-	lat_summary(&h.lat, &p50, &p99, &pmax);
-	json_begin("heartbeat", o->ops->name, n, o->rep);
+/* The contender's own figures, for the heartbeat line: twheel, scan, inproc. */
+static void hb_json_contender(const struct hb_run *r)
+{
+	const struct twheel_stats *st0 = &r->st0, *st1 = &r->st1;
+	const struct contender_ops *ops = r->o->ops;
+
+	if (ops == &twheel_ops) {
+		json_u("timer_fires", st1->timer_fires - st0->timer_fires);
+		json_u("runs", st1->runs - st0->runs);
+		json_u("reslots", st1->reslots - st0->reslots);
+		json_f("reslots_per_touch", (double)(st1->reslots - st0->reslots) /
+		       (double)r->w_touches);
+		json_u("hold_max_ns", st1->hold_max_ns);
+		json_u("late_max_ns", st1->late_max_ns);
+		json_u("mem_bytes", st1->mem_bytes);
+		json_u("work_runs", st1->work_runs - st0->work_runs);
+		json_u("work_ns", st1->work_ns - st0->work_ns);
+	}
+	if (ops == &scan_ops) {
+		json_u("scans", scan_count(r->c));
+		json_f("scan_pass_ms", scan_pass_ns(r->c) / 1e6);
+	}
+	if (ops == &inproc_ops) {
+		struct inproc_info ii;
+
+		inproc_info(r->c, &ii);
+		json_u("reslots", ii.reslots);
+		/* over the whole run: the core counts no window */
+		json_f("reslots_per_touch", (double)ii.reslots / (double)r->touches);
+		json_u("hold_max_ns", ii.hold_max_ns);
+	}
+}
+
+/* The "heartbeat" JSON line of the run. */
+static void hb_json(struct hb_run *r)
+{
+	const struct opts *o = r->o;
+	const double touching = (double)(r->t_done - r->t_start);
+	const double cpu_self = (double)(r->cpu1 - r->cpu0);
+	const double cpu_sys = (double)(r->busy1 - r->busy0);
+	struct hb *h = &r->h;
+	int64_t p50, p99, pmax;
+
+	lat_summary(&h->lat, &p50, &p99, &pmax);
+	json_begin("heartbeat", o->ops->name, r->n, o->rep);
 	json_u("period_ms", o->period_ms);
-	json_u("timeout_ms", T / NSEC_PER_MSEC);
-	json_u("periods", K);
+	json_u("timeout_ms", r->T / NSEC_PER_MSEC);
+	json_u("periods", r->K);
 	json_u("tick_ns", o->tick_ns);
 	json_u("batch", o->batch);
-	json_f("touch_rate_per_ms", (double)n / (double)o->period_ms);
-	json_f("create_s", (double)create_ns / 1e9);
-	json_f("setup_s", (double)setup_ns / 1e9);
-	json_f("window_s", (double)(t_touch_end - t_start) / 1e9);
-	json_f("touching_s", (double)(t_done - t_start) / 1e9);
-	json_f("achieved_rate_per_ms", (double)touches / ((double)(t_done - t_start) / 1e6));
-	json_u("aborted", aborted);
-	json_u("kept_up", !aborted && !h.spurious && t_done < t_touch_end + P / 2);
-	json_f("cpu_window_s", (double)(t_w1 - t_w0) / 1e9);
-	json_u("touches", touches);
-	json_u("inserts", inserts);
-	json_u("window_touches", w_touches);
-	json_u("touch_calls", calls);
-	json_f("max_touch_lag_ms", (double)max_lag / 1e6);
-	json_f("cpu_self_s", (double)(cpu1 - cpu0) / 1e9);
-	json_f("cpu_sys_s", (double)(busy1 - busy0) / 1e9);
-	json_f("cpu_self_s_per_mtouch", (double)(cpu1 - cpu0) / 1e3 / (double)w_touches);
-	json_f("cpu_sys_s_per_mtouch", (double)(busy1 - busy0) / 1e3 / (double)w_touches);
-	json_u("expected", h.expected);
-	json_u("delivered_expected", h.exp_delivered);
-	json_u("delivered", h.delivered);
-	json_u("missing", h.expected - h.exp_delivered);
-	json_u("spurious", h.spurious);
-	json_u("post_window", h.post);
-	json_u("duplicates", h.dup);
-	json_u("foreign", h.foreign);
-	json_u("early", h.early);
+	json_f("touch_rate_per_ms", (double)r->n / (double)o->period_ms);
+	json_f("create_s", (double)r->create_ns / 1e9);
+	json_f("setup_s", (double)r->setup_ns / 1e9);
+	json_f("window_s", (double)(r->t_touch_end - r->t_start) / 1e9);
+	json_f("touching_s", touching / 1e9);
+	json_f("achieved_rate_per_ms", (double)r->touches / (touching / 1e6));
+	json_u("aborted", r->aborted);
+	json_u("kept_up", !r->aborted && !h->spurious &&
+	       r->t_done < r->t_touch_end + r->P / 2);
+	json_f("cpu_window_s", (double)(r->t_w1 - r->t_w0) / 1e9);
+	json_u("touches", r->touches);
+	json_u("inserts", r->inserts);
+	json_u("window_touches", r->w_touches);
+	json_u("touch_calls", r->calls);
+	json_f("max_touch_lag_ms", (double)r->max_lag / 1e6);
+	json_f("cpu_self_s", cpu_self / 1e9);
+	json_f("cpu_sys_s", cpu_sys / 1e9);
+	json_f("cpu_self_s_per_mtouch", cpu_self / 1e3 / (double)r->w_touches);
+	json_f("cpu_sys_s_per_mtouch", cpu_sys / 1e3 / (double)r->w_touches);
+	json_u("expected", h->expected);
+	json_u("delivered_expected", h->exp_delivered);
+	json_u("delivered", h->delivered);
+	json_u("missing", h->expected - h->exp_delivered);
+	json_u("spurious", h->spurious);
+	json_u("post_window", h->post);
+	json_u("duplicates", h->dup);
+	json_u("foreign", h->foreign);
+	json_u("early", h->early);
 	json_f("late_p50_ms", (double)p50 / 1e6);
 	json_f("late_p99_ms", (double)p99 / 1e6);
 	json_f("late_max_ms", (double)pmax / 1e6);
-	if (h.late_q_max)
-		json_f("late_queue_max_ms", (double)h.late_q_max / 1e6);
-	if (o->ops == &twheel_ops) {
-		json_u("timer_fires", st1.timer_fires - st0.timer_fires);
-		json_u("runs", st1.runs - st0.runs);
-		json_u("reslots", st1.reslots - st0.reslots);
-		json_f("reslots_per_touch", (double)(st1.reslots - st0.reslots) /
-		       (double)w_touches);
-		json_u("hold_max_ns", st1.hold_max_ns);
-		json_u("late_max_ns", st1.late_max_ns);
-		json_u("mem_bytes", st1.mem_bytes);
-		json_u("work_runs", st1.work_runs - st0.work_runs);
-		json_u("work_ns", st1.work_ns - st0.work_ns);
-	}
-	if (o->ops == &scan_ops) {
-		json_u("scans", scan_count(c));
-		json_f("scan_pass_ms", scan_pass_ns(c) / 1e6);
-	}
-	if (o->ops == &inproc_ops) {
-		struct inproc_info ii;
-
-		inproc_info(c, &ii);
-		json_u("reslots", ii.reslots);
-		/* over the whole run: the core counts no window */
-		json_f("reslots_per_touch", (double)ii.reslots / (double)touches);
-		json_u("hold_max_ns", ii.hold_max_ns);
-	}
+	if (h->late_q_max)
+		json_f("late_queue_max_ms", (double)h->late_q_max / 1e6);
+	hb_json_contender(r);
 	json_end();
-	if (h.early || h.dup || h.foreign || h.exp_delivered != h.expected)
+}
+
+/* Close the contender and free what hb_init() allocated. */
+static void hb_free(struct hb_run *r)
+{
+	r->o->ops->close(r->c);
+	lat_free(&r->h.lat);
+	free(r->h.gen);
+	free(r->h.lb);
+	free(r->h.got);
+	free(r->ids);
+	free(r->dl);
+	free(r->batch);
+}
+
+/* The heartbeat workload: set up, run, report, check. */
+static void heartbeat(const struct opts *o)
+{
+	struct hb_run r;
+
+	hb_init(&r, o);
+	hb_arm(&r);
+	hb_loop(&r);
+	if (r.aborted)
+		fprintf(stderr, "heartbeat: %s could not keep up: %" PRIu64
+			" of %" PRIu64 " touches in %.1f s\n", o->ops->name,
+			r.touches, r.slots, (double)(r.t_done - r.t_start) / 1e9);
+	hb_json(&r);
+	if (r.h.early || r.h.dup || r.h.foreign ||
+	    r.h.exp_delivered != r.h.expected)
 		failed = 1;
-	o->ops->close(c);
-	lat_free(&h.lat);
-	free(h.gen);
-	free(h.lb);
-	free(h.got);
-	free(ids);
-	free(dl);
-	free(batch);
+	hb_free(&r);
 }
 
 /* ---- touch throughput, memory, expiry burst ------------------------------- */
@@ -651,14 +777,14 @@ struct series {
 	size_t batch;
 };
 
-static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
-			 const uint64_t *seq)
+/*
+ * The series of the @nc contenders @cs into @sr: one per contender and
+ * batch size of --batches; returns how many.
+ */
+static int touch_series(struct contender **cs, const struct opts *o, int nc,
+			struct series *sr)
 {
-	uint64_t per = o->touches / o->rounds, r;
-	struct series sr[8 * 8];
-	int ns = 0, j, k, b;
-	double *t;
-	uint64_t *cpu;
+	int ns = 0, k, b;
 
 	for (k = 0; k < nc; k++) {
 		size_t maxb = 0;
@@ -677,8 +803,21 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 		for (b = 0; b < o->nbatches; b++)
 			sr[ns++] = (struct series){ k, o->batches[b] };
 	}
-	t = xcalloc((size_t)(ns * o->rounds), sizeof(*t));
-	cpu = xcalloc((size_t)ns, sizeof(*cpu));
+	return ns;
+}
+
+/*
+ * Run the rounds of the @ns series @sr over @seq: @t gets the ns per touch
+ * of series x in round r at t[x * o->rounds + r], @cpu the CPU time of
+ * each series summed over the rounds.
+ */
+static void touch_time_rounds(struct contender **cs, const struct opts *o,
+			      const struct series *sr, int ns,
+			      const uint64_t *seq, double *t, uint64_t *cpu)
+{
+	uint64_t per = o->touches / o->rounds, r;
+	int j;
+
 	for (r = 0; r < o->rounds; r++) {
 		const uint64_t *part = seq + r * per;
 
@@ -704,38 +843,64 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 			cpu[x] += cpu_self_ns() - c0;
 		}
 	}
-	for (j = 0; j < ns; j++) {
-		const struct contender_ops *ops = cs[sr[j].c]->ops;
-		double *v = t + j * o->rounds, best = v[0];
-		struct lat l = { 0 };
-		int64_t med, p99, max;
-		char buf[32];
+}
 
-		for (r = 0; r < o->rounds; r++) {
-			if (v[r] < best)
-				best = v[r];
-			lat_add(&l, (int64_t)(v[r] * 1000));
-		}
-		lat_summary(&l, &med, &p99, &max);
-		lat_free(&l);
-		json_begin("touch", ops->name, o->n, o->rep);
-		json_u("batch", needs_now(ops) ? 1 : sr[j].batch);
-		json_u("touches", per * o->rounds);
-		json_u("rounds", o->rounds);
-		json_f("ns_per_touch", best);
-		json_f("ns_per_touch_median", (double)med / 1000);
-		json_f("ns_per_touch_worst", (double)max / 1000);
-		json_f("cpu_ns_per_touch", (double)cpu[j] / (double)(per * o->rounds));
-		/* a guest on the jiffies clocksource times short rounds as 0 */
-		json_u("clock_res_ns", clock_res_ns());
-		fprintf(out, ",\"rounds_ns\":[");
-		for (r = 0; r < o->rounds; r++) {
-			snprintf(buf, sizeof(buf), "%.1f", v[r]);
-			fprintf(out, "%s%s", r ? "," : "", buf);
-		}
-		fprintf(out, "]");
-		json_end();
+/*
+ * The "touch" JSON line of one series of @ops at @batch: its ns per touch
+ * of each round @v (best, median, worst, all) and its CPU time @cpu.
+ */
+static void touch_series_json(const struct contender_ops *ops,
+			      const struct opts *o, size_t batch,
+			      const double *v, uint64_t cpu)
+{
+	uint64_t per = o->touches / o->rounds, r;
+	double best = v[0];
+	struct lat l = { 0 };
+	int64_t med, p99, max;
+	char buf[32];
+
+	for (r = 0; r < o->rounds; r++) {
+		if (v[r] < best)
+			best = v[r];
+		lat_add(&l, (int64_t)(v[r] * 1000));
 	}
+	lat_summary(&l, &med, &p99, &max);
+	lat_free(&l);
+	json_begin("touch", ops->name, o->n, o->rep);
+	json_u("batch", needs_now(ops) ? 1 : batch);
+	json_u("touches", per * o->rounds);
+	json_u("rounds", o->rounds);
+	json_f("ns_per_touch", best);
+	json_f("ns_per_touch_median", (double)med / 1000);
+	json_f("ns_per_touch_worst", (double)max / 1000);
+	json_f("cpu_ns_per_touch", (double)cpu / (double)(per * o->rounds));
+	/* a guest on the jiffies clocksource times short rounds as 0 */
+	json_u("clock_res_ns", clock_res_ns());
+	fprintf(out, ",\"rounds_ns\":[");
+	for (r = 0; r < o->rounds; r++) {
+		snprintf(buf, sizeof(buf), "%.1f", v[r]);
+		fprintf(out, "%s%s", r ? "," : "", buf);
+	}
+	fprintf(out, "]");
+	json_end();
+}
+
+/* The touch rounds of the session's contenders @cs over @seq, reported. */
+static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
+			 const uint64_t *seq)
+{
+	struct series sr[8 * 8];
+	int ns, j;
+	double *t;
+	uint64_t *cpu;
+
+	ns = touch_series(cs, o, nc, sr);
+	t = xcalloc((size_t)(ns * o->rounds), sizeof(*t));
+	cpu = xcalloc((size_t)ns, sizeof(*cpu));
+	touch_time_rounds(cs, o, sr, ns, seq, t, cpu);
+	for (j = 0; j < ns; j++)
+		touch_series_json(cs[sr[j].c]->ops, o, sr[j].batch,
+				  t + j * o->rounds, cpu[j]);
 	free(t);
 	free(cpu);
 }
