@@ -246,9 +246,10 @@ func TestDeviceWaitExpiry(t *testing.T) {
 func TestDeviceWaitContext(t *testing.T) {
 	w := openWheel(t, nil)
 	w.Touch(1) // 30 s: does not expire during the test
+	// t0 before the context: its 50 ms start no later
+	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	t0 := time.Now()
 	n, err := w.Wait(ctx, make([]Event, 1))
 	if n != 0 || !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) < 50*time.Millisecond {
 		t.Fatalf("Wait with a timeout: %d, %v after %v", n, err, time.Since(t0))
