@@ -30,7 +30,7 @@ ms_since() { # START (date +%s%N)
 }
 
 has_section() { # ELF SECTION
-	readelf -S -W "$1" | grep -q " $2 "
+	readelf -S -W "$1" | grep " $2 " > /dev/null
 }
 
 btf_sum() { # ELF: the sha256 of its .BTF section
@@ -177,10 +177,10 @@ members_resolve() { # BASE
 	c=$(bpftool -B "$1" btf dump file "$ko" format c 2>&1 |
 		sed -n '/^struct twheel {/,/^};/p')
 	printf '%s\n' "$c" | head -n 12
-	printf '%s\n' "$c" | grep -Eq '	(struct mutex|spinlock_t) lock;' &&
-		printf '%s\n' "$c" | grep -q '	wait_queue_head_t wq;' &&
-		printf '%s\n' "$c" | grep -q '	struct hrtimer timer;' &&
-		printf '%s\n' "$c" | grep -Eq '	struct (delayed_work|work_struct) work;'
+	grep -Eq '	(struct mutex|spinlock_t) lock;' <<< "$c" &&
+		grep -q '	wait_queue_head_t wq;' <<< "$c" &&
+		grep -q '	struct hrtimer timer;' <<< "$c" &&
+		grep -Eq '	struct (delayed_work|work_struct) work;' <<< "$c"
 }
 tap_cmd "struct twheel's kernel-typed members resolve in the base (lock, wait queue, hrtimer, work)" \
 	members_resolve "$base"
