@@ -172,7 +172,7 @@ install -D -m 755 "$tmp/build/resolve_btfids" \
 echo "btf-kdir.sh: extracting vmlinux from $image" >&2
 sh "$tmp/src/scripts/extract-vmlinux" "$image" > "$tmp/vmlinux.full" ||
 	die "extract-vmlinux could not unpack $image"
-readelf -S -W "$tmp/vmlinux.full" | grep -q ' \.BTF ' ||
+readelf -S -W "$tmp/vmlinux.full" | grep ' \.BTF ' > /dev/null ||
 	die "the vmlinux of $image has no .BTF section"
 grep -aq "Linux version $kver " "$tmp/vmlinux.full" ||
 	die "the vmlinux of $image is not $kver"

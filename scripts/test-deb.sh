@@ -194,7 +194,7 @@ if [ -n "$(installed)" ]; then
 	# shellcheck disable=SC2046 # one word a package
 	"${apt[@]}" purge $(installed) > /dev/null 2>&1
 fi
-if dkms status -m twheel | grep -q .; then
+if dkms status -m twheel | grep . > /dev/null; then
 	make -s dkms-uninstall > /dev/null 2>&1
 fi
 
@@ -237,7 +237,7 @@ check "dpkg: the five packages are installed" all_installed
 # headers explicitly, as the running kernel may be another.
 ko=/lib/modules/$krel/updates/dkms/twheel.ko
 dkms_install() {
-	if dkms status -m twheel -v "$version" -k "$krel" | grep -q ': installed'; then
+	if dkms status -m twheel -v "$version" -k "$krel" | grep ': installed' > /dev/null; then
 		echo "postinst already installed it"
 		return 0
 	fi

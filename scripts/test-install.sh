@@ -36,9 +36,9 @@ modinfo_complete() {
 	for f in license author description version; do
 		[ -n "$(modinfo -F "$f" "$ko")" ] || { echo "modinfo: no $f"; return 1; }
 	done
-	modinfo -F version "$ko" | grep -q "^$version" || { echo "version is not $version*"; return 1; }
+	modinfo -F version "$ko" | grep "^$version" > /dev/null || { echo "version is not $version*"; return 1; }
 	for p in max_user_ids max_ids_total dev_mode; do
-		modinfo -F parm "$ko" | grep -Eq "^$p:.{20,}" || { echo "no description for $p"; return 1; }
+		modinfo -F parm "$ko" | grep -E "^$p:.{20,}" > /dev/null || { echo "no description for $p"; return 1; }
 	done
 	[ "$(modinfo -F parm "$ko" | wc -l)" -eq 3 ]
 }
@@ -48,13 +48,13 @@ staged_empty() {
 }
 
 dkms_installed() {
-	dkms status -m twheel -v "$version" -k "$krel" | grep -q installed &&
-		find "/lib/modules/$krel" -name 'twheel.ko*' -path '*dkms*' | grep -q .
+	dkms status -m twheel -v "$version" -k "$krel" | grep installed > /dev/null &&
+		find "/lib/modules/$krel" -name 'twheel.ko*' -path '*dkms*' | grep . > /dev/null
 }
 
 dkms_gone() {
-	! dkms status -m twheel | grep -q . &&
-		! find "/lib/modules/$krel" -name 'twheel.ko*' -path '*dkms*' | grep -q . &&
+	! dkms status -m twheel | grep . > /dev/null &&
+		! find "/lib/modules/$krel" -name 'twheel.ko*' -path '*dkms*' | grep . > /dev/null &&
 		[ ! -d "/usr/src/twheel-$version" ]
 }
 
