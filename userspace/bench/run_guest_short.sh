@@ -119,7 +119,7 @@ function one(x) { return x != "" && x + 0 >= 0.99 && x + 0 <= 1.05 }
 # one struct file per timerfd: filp objects are freed after an RCU grace
 # period, so the files of the steps before can still be going away while
 # the 10K are counted (0.988 per id measured with the host busy, 0.938
-# with three other guests on the host's 2 cores); any defect this guards
+# with three other guests on 2 host cores); any defect this guards
 # against is 0 or 2 files per id, so the bounds are halfway to those
 function onefile(x) { return x != "" && x + 0 >= 0.5 && x + 0 <= 1.5 }
 # malloc() heap per id of a timer library: the record of the id (a chunk
