@@ -1131,7 +1131,6 @@ static void tw_work_fn(struct work_struct *work)
 		else
 			hand_over = wh->expirations == expired;
 	}
-	holds = 0;
 	if (x->old && x->mpos == wh->work_mpos) {
 		while (x->old && holds++ < TW_WORK_HOLDS && !wh->closing) {
 			tw_free_later(wh, tw_index_migrate(x, TW_EXPIRE_BATCH));
