@@ -448,13 +448,20 @@ static struct saved *open_saved(int fd, uint64_t users)
 	return sd;
 }
 
+/* The stats of both wheels. */
+static void both_stats(const struct service *sv, struct twheel_stats *a,
+		       struct twheel_stats *b)
+{
+	if (twheel_stats(sv->off_fd, a) < 0 || twheel_stats(sv->away_fd, b) < 0)
+		die("%s: GET_STATS: %s", prog, strerror(errno));
+}
+
 /* Ids armed or queued in both wheels. */
 static uint64_t held_ids(const struct service *sv)
 {
 	struct twheel_stats a, b;
 
-	if (twheel_stats(sv->off_fd, &a) < 0 || twheel_stats(sv->away_fd, &b) < 0)
-		die("%s: GET_STATS: %s", prog, strerror(errno));
+	both_stats(sv, &a, &b);
 	return a.armed + a.pending + b.armed + b.pending;
 }
 
@@ -708,8 +715,7 @@ static void sample_stats(struct service *sv, uint64_t *armed, uint64_t *mem)
 {
 	struct twheel_stats a, b;
 
-	if (twheel_stats(sv->off_fd, &a) < 0 || twheel_stats(sv->away_fd, &b) < 0)
-		die("%s: GET_STATS: %s", prog, strerror(errno));
+	both_stats(sv, &a, &b);
 	*armed = a.armed + a.pending + b.armed + b.pending;
 	*mem = a.mem_bytes + b.mem_bytes;
 	if (*mem > sv->mem_max)
