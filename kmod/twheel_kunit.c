@@ -1949,15 +1949,30 @@ static void twt_check(struct twt_ix *c)
 	KUNIT_ASSERT_EQ(test, bad, 0UL);
 }
 
+/*
+ * Slots @first, @first + 1, ... (around the end of the table) hold the
+ * nodes named by the digits of @run (k[1] for '1'), or nothing for '-'.
+ */
+static void twt_expect_run(struct kunit *test, struct twt_ix *c,
+			   unsigned long first, const char *run)
+{
+	const struct tw_node *want;
+
+	for (; *run; run++, first = (first + 1) % c->x.size) {
+		want = *run == '-' ? NULL : &c->nodes[*run - '0'];
+		KUNIT_EXPECT_PTR_EQ_MSG(test, c->x.tab[first].node, want,
+					"slot %lu, want '%c'", first, *run);
+	}
+}
+
+/* ceil(2^64 / 100): h * S is at home in slot h of 100 for h < 100 */
+#define TWT_S100 184467440737095517ULL
+
 static void twt_index_basic(struct kunit *test)
 {
-	/* ceil(2^64 / 100): h * S is at home in slot h of 100 for h < 100 */
-	const u64 s = 184467440737095517ULL;
+	const u64 s = TWT_S100;
 	struct twt_ix *c = twt_ix(test, 100, 16);
 	struct tw_index *x = &c->x;
-	struct tw_node *k = c->nodes;
-	u64 seed = 5;
-	unsigned int i;
 
 	KUNIT_EXPECT_EQ(test, tw_key(x, tw_key_id(x, s + 100)), s + 100);
 	KUNIT_EXPECT_EQ(test, tw_key_id(x, tw_key(x, 12345)), 12345ULL);
@@ -1968,6 +1983,20 @@ static void twt_index_basic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, twm_home(99 * s, 100), 99UL);
 	KUNIT_EXPECT_FALSE(test, tw_index_find(x, 0));
 	KUNIT_EXPECT_EQ(test, x->nr, 0UL);
+}
+
+/*
+ * Runs of keys: stored sorted from their home slot, pushed along by a
+ * smaller home, around the end of the table; a removal shifts the rest
+ * of the run back towards home.
+ */
+static void twt_index_runs(struct kunit *test)
+{
+	const u64 s = TWT_S100;
+	struct twt_ix *c = twt_ix(test, 100, 16);
+	struct tw_index *x = &c->x;
+	struct tw_node *k = c->nodes;
+	unsigned int i;
 
 	/* Three keys at home 5, inserted out of order: stored sorted. */
 	k[0].id = tw_key_id(&c->x, 5 * s + 300);
@@ -1978,11 +2007,7 @@ static void twt_index_basic(struct kunit *test)
 	k[4].id = tw_key_id(&c->x, 5 * s + 400);
 	for (i = 0; i < 5; i++)
 		twt_ins(c, i, 1000 + i);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[5].node, &k[1]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[6].node, &k[2]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[7].node, &k[0]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[8].node, &k[4]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[9].node, &k[3]);
+	twt_expect_run(test, c, 4, "-12043-");
 	KUNIT_EXPECT_EQ(test, x->tab[9].id, k[3].id);
 	KUNIT_EXPECT_EQ(test, x->tab[9].deadline, 1003ULL);
 	twt_check(c);
@@ -1994,10 +2019,7 @@ static void twt_index_basic(struct kunit *test)
 	k[8].id = tw_key_id(&c->x, 99 * s);
 	for (i = 5; i < 9; i++)
 		twt_ins(c, i, TWHEEL_DEADLINE_MAX - i);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[99].node, &k[8]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[0].node, &k[7]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[1].node, &k[5]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[2].node, &k[6]);
+	twt_expect_run(test, c, 98, "-8756-");
 	KUNIT_EXPECT_EQ(test, x->nr, 9UL);
 	twt_check(c);
 	KUNIT_EXPECT_NULL(test, tw_index_find(x, tw_key_id(&c->x, 5 * s + 150)));
@@ -2014,32 +2036,29 @@ static void twt_index_basic(struct kunit *test)
 
 	/* Middle of a run: the rest shift back towards home. */
 	twt_rm(c, 2);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[6].node, &k[0]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[7].node, &k[4]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[8].node, &k[3]);
-	KUNIT_EXPECT_NULL(test, x->tab[9].node);
+	twt_expect_run(test, c, 5, "1043-");
 	twt_rm(c, 1);
 	twt_rm(c, 4);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[5].node, &k[0]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[6].node, &k[3]);
-	KUNIT_EXPECT_NULL(test, x->tab[7].node);
+	twt_expect_run(test, c, 4, "-03-");
 	twt_check(c);
 	/* Across the end: slot 0 moves to 99, 1 to 0, key 0 to slot 1. */
 	twt_rm(c, 8);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[99].node, &k[7]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[0].node, &k[5]);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[1].node, &k[6]);
-	KUNIT_EXPECT_NULL(test, x->tab[2].node);
+	twt_expect_run(test, c, 98, "-756-");
 	twt_check(c);
 	twt_rm(c, 7);
 	twt_rm(c, 5);
-	KUNIT_EXPECT_PTR_EQ(test, x->tab[0].node, &k[6]);
-	KUNIT_EXPECT_NULL(test, x->tab[99].node);
+	twt_expect_run(test, c, 98, "--6-");
 	KUNIT_EXPECT_EQ(test, x->nr, 3UL);
 	twt_check(c);
+}
 
-	/* Room while less than 15/16 full: 94 of 100 is not. */
-	c = twt_ix(test, 100, 100);
+/* Room while less than 15/16 full: 94 of 100 is not. */
+static void twt_index_room_limit(struct kunit *test)
+{
+	struct twt_ix *c = twt_ix(test, 100, 100);
+	u64 seed = 5;
+	unsigned int i;
+
 	for (i = 0; i < 100; i++)
 		c->nodes[i].id = twt_rand(&seed);
 	for (i = 0; i < 94; i++)
@@ -2387,77 +2406,84 @@ static void twt_index_dump_resize(struct kunit *test)
 	}
 }
 
+/*
+ * One tw_index_dump() call from *@cursor with @room entries a call: it
+ * lists the nodes named by the digits of @want (k[1] then k[2] for "12"),
+ * each with its id and the deadline twt_dump_cell_keys() gave it, and
+ * leaves the cursor at @next.
+ */
+static void twt_dump_expect(struct kunit *test, struct twt_ix *c, u64 *cursor,
+			    unsigned long room, unsigned long *budget,
+			    const char *want, u64 next)
+{
+	unsigned long i, n = strlen(want), got;
+	struct tw_ent out[3];
+	struct tw_node *k;
+
+	got = tw_index_dump(&c->x, cursor, out, room, budget);
+	KUNIT_EXPECT_EQ_MSG(test, got, n, "want \"%s\"", want);
+	for (i = 0; i < min(got, n); i++) {
+		k = &c->nodes[want[i] - '0'];
+		KUNIT_EXPECT_PTR_EQ(test, out[i].node, k);
+		KUNIT_EXPECT_EQ(test, out[i].id, k->id);
+		KUNIT_EXPECT_EQ(test, out[i].deadline, 10ULL + (want[i] - '0'));
+	}
+	KUNIT_EXPECT_EQ(test, *cursor, next);
+}
+
+/*
+ * k[0] .. k[4]: keys 2^62, a cell of two keys that differ only in bit 0
+ * (2^63 and 2^63 + 1), 2^63 + 4 and 3 * 2^62; k[i] due at 10 + i.
+ */
+static void twt_dump_cell_keys(struct kunit *test, struct twt_ix *c)
+{
+	const u64 keys[] = { BIT_ULL(62), BIT_ULL(63), BIT_ULL(63) + 1,
+			     BIT_ULL(63) + 4, 3ULL << 62 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		c->nodes[i].id = tw_key_id(&c->x, keys[i]);
+		twt_ins(c, i, 10 + i);
+	}
+	KUNIT_EXPECT_EQ(test, tw_key(&c->x, c->nodes[2].id) >> 1,
+			tw_key(&c->x, c->nodes[1].id) >> 1);
+}
+
 /* Two keys that differ only in bit 0 share a cell: listed together. */
 static void twt_index_dump_cell(struct kunit *test)
 {
 	const u64 half = BIT_ULL(63);
 	struct twt_ix *c = twt_ix(test, 100, 9);
-	struct tw_node *k = c->nodes;
-	unsigned long budget = 1000, got;
+	unsigned long budget = 1000, left;
 	struct tw_ent out[3];
 	u64 cursor = 0;
-	unsigned int i;
 
-	k[0].id = tw_key_id(&c->x, BIT_ULL(62));
-	k[1].id = tw_key_id(&c->x, half);
-	k[2].id = tw_key_id(&c->x, half + 1);
-	k[3].id = tw_key_id(&c->x, half + 4);
-	k[4].id = tw_key_id(&c->x, 3ULL << 62);
-	for (i = 0; i < 5; i++)
-		twt_ins(c, i, 10 + i);
-	KUNIT_EXPECT_EQ(test, tw_key(&c->x, k[2].id) >> 1, tw_key(&c->x, k[1].id) >> 1);
-
+	twt_dump_cell_keys(test, c);
 	/* Room 1: k[0], then the pair one by one, the odd key's cursor. */
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[0]);
-	KUNIT_EXPECT_EQ(test, out[0].id, k[0].id);
-	KUNIT_EXPECT_EQ(test, out[0].deadline, 10ULL);
-	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(61) + 1);
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[1]);
-	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END + 1 + BIT_ULL(62));
+	twt_dump_expect(test, c, &cursor, 1, &budget, "0", BIT_ULL(61) + 1);
+	twt_dump_expect(test, c, &cursor, 1, &budget, "1",
+			TW_CURSOR_END + 1 + BIT_ULL(62));
 	KUNIT_EXPECT_EQ(test, tw_cursor_key(cursor), half + 1);
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[2]);
-	KUNIT_EXPECT_EQ(test, out[0].deadline, 12ULL);
-	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62) + 1);
+	twt_dump_expect(test, c, &cursor, 1, &budget, "2", BIT_ULL(62) + 1);
 	KUNIT_EXPECT_GT(test, budget, 0UL);
 	/* The cell's cursor with room 2 gets both. */
 	cursor = BIT_ULL(62);
-	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
-	KUNIT_EXPECT_EQ(test, got, 2UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[1]);
-	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[2]);
-	KUNIT_EXPECT_EQ(test, out[1].deadline, 12ULL);
-	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62) + 1);
-	got = tw_index_dump(&c->x, &cursor, out, 3, &budget);
-	KUNIT_EXPECT_EQ(test, got, 2UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[3]);
-	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[4]);
-	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
+	twt_dump_expect(test, c, &cursor, 2, &budget, "12", BIT_ULL(62) + 1);
+	twt_dump_expect(test, c, &cursor, 3, &budget, "34", TW_CURSOR_END);
 	KUNIT_EXPECT_GT(test, budget, 0UL);
 
 	/* Room 2 after one entry: the pair waits for the next call. */
 	cursor = 0;
 	budget = 1000;
-	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
-	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_EQ(test, cursor, BIT_ULL(62));
-	got = tw_index_dump(&c->x, &cursor, out, 3, &budget);
-	KUNIT_EXPECT_EQ(test, got, 3UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[2].node, &k[3]);
-	KUNIT_EXPECT_EQ(test, cursor, ((half + 4) >> 1) + 1);
+	twt_dump_expect(test, c, &cursor, 2, &budget, "0", BIT_ULL(62));
+	twt_dump_expect(test, c, &cursor, 3, &budget, "123",
+			((half + 4) >> 1) + 1);
 
 	/* At the end: nothing, no budget spent. */
 	cursor = TW_CURSOR_END;
-	got = budget;
-	KUNIT_EXPECT_EQ(test, tw_index_dump(&c->x, &cursor, out, 3, &budget),
-			0UL);
-	KUNIT_EXPECT_EQ(test, budget, got);
-	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
+	left = budget;
+	twt_dump_expect(test, c, &cursor, 3, &budget, "", TW_CURSOR_END);
+	KUNIT_EXPECT_EQ(test, budget, left);
 	/* Budget 1: slot 0 (empty) seen, every key below slot 1's too. */
 	cursor = 0;
 	budget = 1;
@@ -2465,8 +2491,23 @@ static void twt_index_dump_cell(struct kunit *test)
 			0UL);
 	KUNIT_EXPECT_EQ(test, cursor, twt_home_key(1, 100) >> 1);
 	KUNIT_EXPECT_EQ(test, budget, 0UL);
+	twt_check(c);
+}
 
-	/* A pair split over the two tables of a resize: 2c old, 2c + 1 new. */
+/*
+ * A cell split over the two tables of a resize, and the last cell, whose
+ * odd key has no cursor of its own.
+ */
+static void twt_index_dump_cell_ends(struct kunit *test)
+{
+	const u64 half = BIT_ULL(63);
+	struct twt_ix *c = twt_ix(test, 100, 9);
+	struct tw_node *k = c->nodes;
+	unsigned long budget = 1000;
+	u64 cursor;
+
+	twt_dump_cell_keys(test, c);
+	/* A pair split over the two tables: 2c old, 2c + 1 new. */
 	k[5].id = tw_key_id(&c->x, half + 8);
 	k[6].id = tw_key_id(&c->x, half + 9);
 	twt_ins(c, 5, 15);
@@ -2474,23 +2515,14 @@ static void twt_index_dump_cell(struct kunit *test)
 	twt_ins(c, 6, 16);
 	KUNIT_EXPECT_FALSE(test, twt_in_tab(&c->x, tw_index_find(&c->x, k[5].id)));
 	cursor = (half + 6) >> 1;
-	budget = 1000;
-	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
-	KUNIT_EXPECT_EQ(test, got, 2UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[5]);
-	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[6]);
-	KUNIT_EXPECT_EQ(test, out[1].deadline, 16ULL);
-	KUNIT_EXPECT_EQ(test, cursor, ((half + 8) >> 1) + 1);
+	twt_dump_expect(test, c, &cursor, 2, &budget, "56",
+			((half + 8) >> 1) + 1);
 	/* room 1: the old table's even key, then the new table's odd one */
 	cursor = (half + 6) >> 1;
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[5]);
-	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END + 1 + ((half + 8) >> 1));
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[6]);
-	KUNIT_EXPECT_EQ(test, cursor, ((half + 8) >> 1) + 1);
+	twt_dump_expect(test, c, &cursor, 1, &budget, "5",
+			TW_CURSOR_END + 1 + ((half + 8) >> 1));
+	twt_dump_expect(test, c, &cursor, 1, &budget, "6",
+			((half + 8) >> 1) + 1);
 	KUNIT_EXPECT_GT(test, budget, 0UL);
 
 	/* The last cell has no cursor for its odd key: room 1 stops there. */
@@ -2498,20 +2530,10 @@ static void twt_index_dump_cell(struct kunit *test)
 	k[8].id = tw_key_id(&c->x, U64_MAX);
 	twt_ins(c, 7, 17);
 	twt_ins(c, 8, 18);
-	cursor = ((half + 8) >> 1) + 1;
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 1UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[4]);
-	KUNIT_EXPECT_EQ(test, cursor, (3ULL << 61) + 1);
-	got = tw_index_dump(&c->x, &cursor, out, 1, &budget);
-	KUNIT_EXPECT_EQ(test, got, 0UL);
-	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END - 1);
+	twt_dump_expect(test, c, &cursor, 1, &budget, "4", (3ULL << 61) + 1);
+	twt_dump_expect(test, c, &cursor, 1, &budget, "", TW_CURSOR_END - 1);
 	KUNIT_EXPECT_GT(test, budget, 0UL);
-	got = tw_index_dump(&c->x, &cursor, out, 2, &budget);
-	KUNIT_EXPECT_EQ(test, got, 2UL);
-	KUNIT_EXPECT_PTR_EQ(test, out[0].node, &k[7]);
-	KUNIT_EXPECT_PTR_EQ(test, out[1].node, &k[8]);
-	KUNIT_EXPECT_EQ(test, cursor, TW_CURSOR_END);
+	twt_dump_expect(test, c, &cursor, 2, &budget, "78", TW_CURSOR_END);
 	twt_check(c);
 }
 
@@ -3391,18 +3413,17 @@ static void twt_wheel_index_random(struct kunit *test)
  * at the entry's deadline, and its entry gets TW_ENT_QUEUED; never early.
  * Lookups go to both tables of a resize.
  */
-static void twt_wheel_index(struct kunit *test)
+/*
+ * Ids 1000..1005 armed for 10 ms, then their entries moved alone:
+ * 0: 10 -> 50 ms; 1: 10 -> 70000 ms (level 2); 2: unchanged;
+ * 3: 10 -> 30 -> 10 ms; 4: 10 ms -> 10 ms + 1 ns; 5: entry 10 ms, the
+ * node slotted by 5 ms.
+ */
+static void twt_wheel_index_arm(struct kunit *test, struct tw_wheel *w,
+				struct tw_node *n, struct tw_ent **ent)
 {
-	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
-	struct tw_node *n = twt_nodes(test, 6);
-	struct tw_ent *ent[6];
 	unsigned int i;
 
-	/*
-	 * 0: entry moved 10 -> 50 ms; 1: 10 -> 70000 ms (level 2);
-	 * 2: unchanged; 3: 10 -> 30 -> 10 ms; 4: 10 ms -> 10 ms + 1 ns;
-	 * 5: entry 10 ms, the node slotted by 5 ms.
-	 */
 	for (i = 0; i < 6; i++) {
 		n[i].id = 1000 + i;
 		n[i].data = twt_data(n[i].id);
@@ -3418,6 +3439,16 @@ static void twt_wheel_index(struct kunit *test)
 	ent[3]->deadline = 10 * TWT_MS;
 	ent[4]->deadline = 10 * TWT_MS + 1;
 	twt_expect_at(test, w, &n[5], 0, 5);
+}
+
+static void twt_wheel_index(struct kunit *test)
+{
+	struct tw_wheel *w = twt_wheel(test, TWT_MS, 0);
+	struct tw_node *n = twt_nodes(test, 6);
+	struct tw_ent *ent[6];
+	unsigned int i;
+
+	twt_wheel_index_arm(test, w, n, ent);
 	/* A resize not started migrating: every lookup is in the old table. */
 	twt_wheel_resize(test, w, 150);
 
@@ -3471,8 +3502,6 @@ static void twt_wheel_index(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->nr_armed, 0UL);
 	KUNIT_EXPECT_EQ(test, w->nr_ready, 6UL);
 	twt_check_queue(test, w);
-
-	twt_wheel_index_random(test);
 }
 
 /* ------------------------------------------------------- ready queue */
@@ -4866,6 +4895,7 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_budget_pause_in_drain),
 	KUNIT_CASE(twt_clock_horizon),
 	KUNIT_CASE(twt_wheel_index),
+	KUNIT_CASE(twt_wheel_index_random),
 	KUNIT_CASE(twt_discard_positions),
 	KUNIT_CASE(twt_discard_rearm),
 	KUNIT_CASE(twt_pop_until_empty),
@@ -4873,12 +4903,15 @@ static struct kunit_case twt_cases[] = {
 	KUNIT_CASE(twt_queue_random),
 	KUNIT_CASE(twt_queue_module),
 	KUNIT_CASE(twt_index_basic),
+	KUNIT_CASE(twt_index_runs),
+	KUNIT_CASE(twt_index_room_limit),
 	KUNIT_CASE(twt_index_want_size),
 	KUNIT_CASE(twt_index_home_key),
 	KUNIT_CASE(twt_index_grow_steps),
 	KUNIT_CASE(twt_index_shrink_steps),
 	KUNIT_CASE(twt_index_dump_resize),
 	KUNIT_CASE(twt_index_dump_cell),
+	KUNIT_CASE(twt_index_dump_cell_ends),
 	KUNIT_CASE(twt_index_dump_wrapped),
 	KUNIT_CASE(twt_index_dump_room_one),
 	KUNIT_CASE(twt_index_dump_budget),
