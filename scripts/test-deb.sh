@@ -49,28 +49,6 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2> /dev/null || gcc -print-mu
 # with TWHEELCTL=/usr/bin/twheelctl.  Without /dev/twheel (the host) their
 # device tests skip; in the guest they run.
 
-# PASS/FAIL/SKIP lines of a test program as TAP lines.
-lines_to_tap() { # LABEL CMD...
-	local label=$1 line rest rc seen=0
-	shift
-	"$@" > "$tap_log" 2>&1
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"PASS "*) ok "$label: ${line#PASS }"; seen=1 ;;
-		"FAIL "*) not_ok "$label: ${line#FAIL }"; seen=1 ;;
-		"SKIP "*)
-			rest=${line#SKIP }
-			skip "$label: ${rest%%: *}" "${rest#*: }"
-			seen=1
-			;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done < "$tap_log"
-	[ "$seen" -eq 1 ] || not_ok "$label ran (exit $rc, no result lines)"
-}
-
 packaged_suites() {
 	local g=$work/suites
 	mkdir -p "$g/tests" "$g/python/examples"
@@ -80,7 +58,7 @@ packaged_suites() {
 		$(pkg-config --cflags --libs libtwheel); then
 		check "test_lib.c links the installed libtwheel.so.0" \
 			sh -c "ldd '$g/test_lib' | grep -Eq '=> (/usr)?/lib/$multiarch/libtwheel.so.0 '"
-		lines_to_tap test_lib "$g/test_lib" "$g"
+		tap_lines test_lib "$g/test_lib" "$g"
 	fi
 
 	cp userspace/tests/test_python.py userspace/tests/test_python_async.py "$g/tests/"
@@ -89,9 +67,9 @@ packaged_suites() {
 		sh -c "cd '$g/tests' && $py -c 'import sys; sys.path.insert(0, \"../python\"); import twheel; print(twheel.__file__)' |
 			grep -q '^/usr/lib/python3/dist-packages/twheel/'"
 	TWHEELCTL=/usr/bin/twheelctl PYTHONDONTWRITEBYTECODE=1 \
-		lines_to_tap test_python "$py" "$g/tests/test_python.py"
+		tap_lines test_python "$py" "$g/tests/test_python.py"
 	TWHEELCTL=/usr/bin/twheelctl PYTHONDONTWRITEBYTECODE=1 \
-		lines_to_tap test_python_async "$py" "$g/tests/test_python_async.py"
+		tap_lines test_python_async "$py" "$g/tests/test_python_async.py"
 }
 
 # ------------------------------------------------------------------ guest

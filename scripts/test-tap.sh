@@ -101,6 +101,15 @@ cases() {
 		 tap_cmd yes f; a=$(tr "\n" " " < log)
 		 tap_cmd no sh -c "i=0; while [ \$i -lt 25 ]; do i=\$((i + 1)); echo \$i; done; exit 3"
 		 echo "rc=$? x=$x a=$a$(($(wc -l < log))) $tap_pass $tap_fail"'
+	tc "tap_lines: a program's PASS, FAIL and SKIP lines as test lines" \
+		"ok 1 L: a${nl}not ok 2 L: b: why${nl}ok 3 L: c d # SKIP no x: y${nl}# note${nl}# plain${nl}1 1 1 5${nl}status=0" \
+		'tap_log=log; f() { echo "PASS a"; echo "FAIL b: why"; echo "SKIP c d: no x: y"
+		   echo "# note"; echo plain; return 1; }
+		 tap_lines L f; echo "$tap_pass $tap_fail $tap_skip $(($(wc -l < log)))"'
+	tc "tap_lines: a non-zero exit without a FAIL line, or no result line, fails" \
+		"ok 1 L: a${nl}not ok 2 L exits 3${nl}# x${nl}not ok 3 M ran (exit 0, no result lines)${nl}1 2${nl}status=0" \
+		'tap_log=log; f() { echo "PASS a"; return 3; }
+		 tap_lines L f; tap_lines M echo x; echo "$tap_pass $tap_fail"'
 	tc "tap_fold_totals: the last # Totals line, later lines numbered after it" \
 		"ok 1 before${nl}rc=0 7 4 1 2${nl}ok 8 after${nl}status=0" \
 		'ok before; tap_fold_totals k.tap

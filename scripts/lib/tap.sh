@@ -21,6 +21,12 @@
 #                          failure its last 20 lines follow as comments;
 #                          returns CMD's status (CMD must not call
 #                          tap_cmd or check itself)
+#   tap_lines LABEL CMD... runs CMD, a program that prints its own results
+#                          as lines "PASS NAME", "FAIL NAME: WHY" and
+#                          "SKIP NAME: WHY" (output into $tap_log too):
+#                          each becomes a test line "LABEL: NAME", other
+#                          lines comments; a failure if CMD prints no
+#                          result line, or exits non-zero with none failing
 #
 # Folding a sub-suite's totals into ours (each adds its counts to tap_n as
 # well, so that our later test lines are numbered after the sub-suite's):
@@ -87,6 +93,33 @@ tap_cmd() {
 		sed 's/^/#   /' "$tap_log" | tail -n 20
 	fi
 	return "$_tap_rc"
+}
+
+tap_lines() {
+	_tap_desc=$1
+	shift
+	"$@" > "$tap_log" 2>&1
+	_tap_rc=$?
+	_tap_f0=$tap_fail
+	_tap_seen=0
+	while IFS= read -r _tap_line; do
+		case $_tap_line in
+		"PASS "*) ok "$_tap_desc: ${_tap_line#PASS }" ;;
+		"FAIL "*) not_ok "$_tap_desc: ${_tap_line#FAIL }" ;;
+		"SKIP "*)
+			_tap_line=${_tap_line#SKIP }
+			skip "$_tap_desc: ${_tap_line%%: *}" "${_tap_line#*: }"
+			;;
+		"#"*) echo "$_tap_line"; continue ;;
+		*) echo "# $_tap_line"; continue ;;
+		esac
+		_tap_seen=1
+	done < "$tap_log"
+	if [ "$_tap_seen" -eq 0 ]; then
+		not_ok "$_tap_desc ran (exit $_tap_rc, no result lines)"
+	elif [ "$_tap_rc" -ne 0 ] && [ "$tap_fail" -eq "$_tap_f0" ]; then
+		not_ok "$_tap_desc exits $_tap_rc"
+	fi
 }
 
 # Whether every argument is a whole number (what the folds accept).

@@ -36,6 +36,7 @@ esac
 holder=
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/twheel-userspace.XXXXXX") || exit 1
+tap_log=$work/lines
 
 finish() {
 	if [ -n "$holder" ]; then
@@ -49,35 +50,6 @@ finish() {
 	echo "1..$tap_n"
 	tap_summary userspace
 	exit $?
-}
-
-# Run a program printing "PASS name" / "FAIL name: why" / "SKIP name: why"
-# lines; each becomes a TAP line.  Other lines are passed through as comments.
-run_lines() { # LABEL CMD...
-	label=$1
-	shift
-	"$@" > "$work/lines" 2>&1
-	rc=$?
-	f0=$tap_fail
-	seen=0
-	while IFS= read -r line; do
-		case $line in
-		"PASS "*) ok "${line#PASS }"; seen=$((seen + 1)) ;;
-		"FAIL "*) not_ok "${line#FAIL }"; seen=$((seen + 1)) ;;
-		"SKIP "*)
-			rest=${line#SKIP }
-			skip "${rest%%: *}" "${rest#*: }"
-			seen=$((seen + 1))
-			;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done < "$work/lines"
-	if [ "$seen" -eq 0 ]; then
-		not_ok "$label ran (exit $rc, no result lines)"
-	elif [ "$rc" -ne 0 ] && [ "$tap_fail" -eq "$f0" ]; then
-		not_ok "$label exit status $rc"
-	fi
 }
 
 # expect_exit CODE DESC CMD...: the command exits with CODE (output kept in
@@ -125,12 +97,12 @@ if [ "$host" -eq 0 ]; then
 fi
 
 # ---------------------------------------------------------------- library
-run_lines test_lib "$U/tests/test_lib" "$work"
+tap_lines test_lib "$U/tests/test_lib" "$work"
 
 # ----------------------------------------------------------------- python
 if command -v "$PY" > /dev/null; then
-	run_lines test_python "$PY" "$U/tests/test_python.py"
-	run_lines test_python_async "$PY" "$U/tests/test_python_async.py"
+	tap_lines test_python "$PY" "$U/tests/test_python.py"
+	tap_lines test_python_async "$PY" "$U/tests/test_python_async.py"
 else
 	skip "python tests" "no $PY"
 fi
