@@ -84,6 +84,18 @@ struct contender {
 	uint64_t n_ids;		/* ids held (as far as the bench knows) */
 };
 
+/*
+ * A contender's operations in one statement:
+ *   const struct contender_ops x_ops = CONTENDER_OPS("x", x_open, x_arm_abs,
+ *	x_touch, x_wait, x_close, NULL);
+ * in the order of the struct; settle may be NULL.
+ */
+#define CONTENDER_OPS(_name, _open, _arm_abs, _touch, _wait, _close, _settle) { \
+	.name = (_name), .open = (_open), .arm_abs = (_arm_abs),		\
+	.touch = (_touch), .wait = (_wait), .close = (_close),			\
+	.settle = (_settle),							\
+}
+
 extern const struct contender_ops scan_ops, timerfd_ops, twheel_ops,
 	inproc_ops, uring_ops, sqpoll_ops, libev_ops, libevent_ops, libuv_ops;
 

@@ -264,12 +264,6 @@ static void ip_close(struct contender *c)
 	free(p);
 }
 
-const struct contender_ops inproc_ops = {
-	.name = "inproc",
-	.open = ip_open,
-	.arm_abs = ip_arm_abs,
-	.touch = ip_touch,
-	.wait = ip_wait,
-	.close = ip_close,
-	.settle = ip_settle,
-};
+const struct contender_ops inproc_ops =
+	CONTENDER_OPS("inproc", ip_open, ip_arm_abs,
+		      ip_touch, ip_wait, ip_close, ip_settle);

@@ -169,11 +169,6 @@ static void lev_close(struct contender *c)
 	free(p);
 }
 
-const struct contender_ops libev_ops = {
-	.name = "libev",
-	.open = lev_open,
-	.arm_abs = lev_arm_abs,
-	.touch = lev_touch,
-	.wait = lib_wait,
-	.close = lev_close,
-};
+const struct contender_ops libev_ops =
+	CONTENDER_OPS("libev", lev_open, lev_arm_abs,
+		      lev_touch, lib_wait, lev_close, NULL);

@@ -269,11 +269,6 @@ static void levt_close(struct contender *c)
 	free(p);
 }
 
-const struct contender_ops libevent_ops = {
-	.name = "libevent",
-	.open = levt_open,
-	.arm_abs = levt_arm_abs,
-	.touch = levt_touch,
-	.wait = lib_wait,
-	.close = levt_close,
-};
+const struct contender_ops libevent_ops =
+	CONTENDER_OPS("libevent", levt_open, levt_arm_abs,
+		      levt_touch, lib_wait, levt_close, NULL);

@@ -183,11 +183,6 @@ static void luv_close(struct contender *c)
 	free(p);
 }
 
-const struct contender_ops libuv_ops = {
-	.name = "libuv",
-	.open = luv_open,
-	.arm_abs = luv_arm_abs,
-	.touch = luv_touch,
-	.wait = lib_wait,
-	.close = luv_close,
-};
+const struct contender_ops libuv_ops =
+	CONTENDER_OPS("libuv", luv_open, luv_arm_abs,
+		      luv_touch, lib_wait, luv_close, NULL);

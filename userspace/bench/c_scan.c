@@ -144,11 +144,6 @@ static void scan_close(struct contender *c)
 	free(s);
 }
 
-const struct contender_ops scan_ops = {
-	.name = "scan",
-	.open = scan_open,
-	.arm_abs = scan_arm_abs,
-	.touch = scan_touch,
-	.wait = scan_wait,
-	.close = scan_close,
-};
+const struct contender_ops scan_ops =
+	CONTENDER_OPS("scan", scan_open, scan_arm_abs,
+		      scan_touch, scan_wait, scan_close, NULL);

@@ -229,11 +229,6 @@ static void tfd_close(struct contender *c)
 	free(t);
 }
 
-const struct contender_ops timerfd_ops = {
-	.name = "timerfd",
-	.open = tfd_open,
-	.arm_abs = tfd_arm_abs,
-	.touch = tfd_touch,
-	.wait = tfd_wait,
-	.close = tfd_close,
-};
+const struct contender_ops timerfd_ops =
+	CONTENDER_OPS("timerfd", tfd_open, tfd_arm_abs,
+		      tfd_touch, tfd_wait, tfd_close, NULL);

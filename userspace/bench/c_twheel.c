@@ -334,15 +334,8 @@ static void tw_settle(struct contender *c)
  * The three contenders on /dev/twheel arm, wait, close and settle the same
  * way; they differ in how the fd is opened and how touches reach it.
  */
-#define TW_OPS(_name, _open, _touch) {		\
-	.name = _name,				\
-	.open = _open,				\
-	.arm_abs = tw_arm_abs,			\
-	.touch = _touch,			\
-	.wait = tw_wait,			\
-	.close = tw_close,			\
-	.settle = tw_settle,			\
-}
+#define TW_OPS(_name, _open, _touch) \
+	CONTENDER_OPS(_name, _open, tw_arm_abs, _touch, tw_wait, tw_close, tw_settle)
 
 const struct contender_ops twheel_ops = TW_OPS("twheel", tw_open, tw_touch);
 const struct contender_ops uring_ops = TW_OPS("uring", tw_open_uring, tw_touch_uring);
