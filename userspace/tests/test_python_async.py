@@ -462,6 +462,23 @@ class TestDevice(unittest.TestCase):
                 self.assertEqual(w.read(timeout=0), [])
         run(main())
 
+    def test_events_batch_one_holds_none(self):
+        """events(batch=1) reads an event a time: a loop that stops
+        leaves the rest queued in the kernel, for every fd to see."""
+        async def main():
+            with twheel.Wheel() as w:
+                now = w.now()
+                w.arm((i, now - SEC + i, 0, twheel.TWHEEL_ARM_ABSTIME)
+                      for i in range(1, 6))
+                async for e in w.events(batch=1):
+                    self.assertEqual(e.id, 1)
+                    break
+                self.assertEqual(w.stats().pending, 4)
+                self.assertEqual(w.stats().delivered, 1)
+                self.assertEqual([e.id for e in w.read(8, timeout=0)],
+                                 [2, 3, 4, 5])
+        run(main())
+
     def test_selectors(self):
         with twheel.Wheel(nonblock=True) as w, \
                 selectors.DefaultSelector() as sel:
