@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 #
-# The Go package's tests and examples: TAP on stdout, ending with
-# "# go: N passed, N failed, N skipped"; exits non-zero on any failure.
+# The Go package's tests and examples: TAP on stdout (scripts/lib/tap.sh),
+# ending with "# go: N passed, N failed[, N skipped]"; exits non-zero on
+# any failure.
 #
 # Runs inside the QEMU guest (scripts/vm.sh) with the module ALREADY loaded
 # (it never runs insmod/rmmod), from any directory.  It runs binaries built
@@ -21,6 +22,8 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 bin=$here/bin
+# shellcheck source=scripts/lib/tap.sh
+. "$here/../../scripts/lib/tap.sh"
 host=0
 case "${1:-}" in
 --host) host=1 ;;
@@ -28,23 +31,14 @@ case "${1:-}" in
 *) echo "usage: $0 [--host]" >&2; exit 2 ;;
 esac
 
-n=0
-pass=0
-fail=0
-skip=0
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n $*"; }
-not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
-skipped() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n $1 # SKIP $2"; }
-
 work=$(mktemp -d "${TMPDIR:-/tmp}/twheel-go.XXXXXX") || exit 1
 finish() {
 	rm -rf "$work"
 	if [ -n "${TWHEEL_OUT:-}" ] && [ -d "$TWHEEL_OUT" ]; then
-		echo "pass $pass fail $fail skip $skip" > "$TWHEEL_OUT/go-results" 2>/dev/null
+		tap_results "$TWHEEL_OUT/go-results" 2>/dev/null
 	fi
-	echo "1..$n"
-	echo "# go: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ]
+	echo "1..$tap_n"
+	tap_summary go
 	exit $?
 }
 
@@ -65,14 +59,14 @@ gotest() {
 	fi
 	# a 32-bit program on a kernel without IA32 emulation
 	if ! "$prog" -test.list '^$' > /dev/null 2>&1; then
-		skipped "$label" "$prog cannot run here"
+		skip "$label" "$prog cannot run here"
 		return
 	fi
 	log=$work/$label.log
 	(cd "$here/twheel" && TMPDIR=$work "$prog" -test.v -test.count=1 -test.timeout=600s) \
 		> "$log" 2>&1
 	rc=$?
-	f0=$fail
+	f0=$tap_fail
 	seen=0
 	said=
 	while IFS= read -r line; do
@@ -80,20 +74,20 @@ gotest() {
 		"--- PASS: "*) ok "$label: ${line#--- PASS: }" ;;
 		"--- FAIL: "*) not_ok "$label: ${line#--- FAIL: }" ;;
 		# -test.v prints a skip's reason (t.Skip) before its verdict
-		"--- SKIP: "*) skipped "$label: ${line#--- SKIP: }" "${said:-no reason given}" ;;
+		"--- SKIP: "*) skip "$label: ${line#--- SKIP: }" "${said:-no reason given}" ;;
 		"    "*.go:*) said=$(echo "$line" | sed 's/^ *[^ ]*\.go:[0-9]*: //'); continue ;;
 		*) continue ;;
 		esac
 		said=
 		seen=$((seen + 1))
 	done < "$log"
-	if [ "$rc" -ne 0 ] && [ "$fail" -eq "$f0" ]; then
+	if [ "$rc" -ne 0 ] && [ "$tap_fail" -eq "$f0" ]; then
 		not_ok "$label: exit status $rc"
 	fi
 	if [ "$seen" -eq 0 ]; then
 		not_ok "$label: ran no test"
 	fi
-	if [ "$fail" -ne "$f0" ] || [ "${TWHEEL_GO_VERBOSE:-0}" = 1 ]; then
+	if [ "$tap_fail" -ne "$f0" ] || [ "${TWHEEL_GO_VERBOSE:-0}" = 1 ]; then
 		sed 's/^/# /' "$log"
 	else
 		grep -E 'OS threads|events read' "$log" | sed 's/^ */# /'
@@ -109,7 +103,7 @@ example() {
 	limit=$2
 	shift 2
 	if [ "$host" -eq 1 ]; then
-		skipped "example $name" "needs /dev/twheel"
+		skip "example $name" "needs /dev/twheel"
 		return
 	fi
 	if [ ! -x "$bin/$name" ]; then
