@@ -14,11 +14,14 @@
 # Sizes and repetitions come from the environment (defaults in brackets):
 #   BENCH_REPS [3]            repetitions of everything below 4M ids
 #   BENCH_N [10000 100000 1000000]   id counts for touch and heartbeat
-#   BENCH_BIG [4000000]       the largest count (0: skip): heartbeat once,
+#   BENCH_BIG [4000000]       the largest count (0: skip): heartbeat,
 #   BENCH_BIG_REPS [3]        touch this many times
 #   BENCH_BIG_TOUCH [twheel,inproc,scan]  contenders of the touch run at BENCH_BIG
 #   BENCH_BIG_HB [twheel inproc scan and BENCH_LIBS]
 #                             contenders of the heartbeat at BENCH_BIG
+#   BENCH_BIG_HB_REPS [3]     the twheel and in-process heartbeats at BENCH_BIG
+#                             this many times, alternating (their ratio is a
+#                             target), the others once
 #   BENCH_LIBS [libev,libevent,libuv]  the timer libraries' contenders, beside
 #                             twheel, inproc and scan in every touch (and
 #                             memory), heartbeat and idle run ("": none)
@@ -53,6 +56,7 @@ big_touch=${BENCH_BIG_TOUCH:-twheel,inproc,scan}
 libs=${BENCH_LIBS-libev,libevent,libuv}
 lib_words=$(echo "$libs" | tr , ' ')
 big_hb=${BENCH_BIG_HB:-twheel inproc scan $lib_words}
+big_hb_reps=${BENCH_BIG_HB_REPS:-3}
 tfd_max=${BENCH_TFD_MAX:-100000}
 tfd_big=${BENCH_TFD_BIG:-1000000}
 touches=${BENCH_TOUCHES:-200000}
@@ -104,10 +108,19 @@ done
 echo 1000000000 > /proc/sys/fs/file-max 2> /dev/null
 echo 1000000000 > /proc/sys/fs/epoll/max_user_watches 2> /dev/null
 
+# the module's batch sizes, for the report (twheel_core.h, twheel_main.c)
+kmod_define() { # NAME FILE
+	sed -n "s/^#define $1[^0-9]*\([0-9]*\).*/\1/p" "kmod/$2" | head -n 1
+}
+expire_batch=$(kmod_define TW_EXPIRE_BATCH twheel_core.h)
+read_chunk=$(kmod_define TW_READ_CHUNK twheel_main.c)
+[ -n "$expire_batch" ] && [ -n "$read_chunk" ] ||
+	{ echo "bench: TW_EXPIRE_BATCH or TW_READ_CHUNK not found in kmod/"; exit 1; }
+
 : > "$res"
 : > "$out/bench-stderr.log"
 cat > "$out/guest.json" << EOF
-{"kernel":"$(uname -r)","cpus":$(nproc),"mem_kb":$(awk '/MemTotal/ {print $2}' /proc/meminfo),"clocksource":"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)","cpu_model":"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)","thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled)","reps":$reps,"sizes":"$sizes","big":$big,"big_reps":$big_reps,"big_touch":"$big_touch","big_hb":"$big_hb","libs":"$libs","tfd_max":$tfd_max,"tfd_big":$tfd_big,"touches":$touches,"rounds":$rounds,"rate":$rate,"window_ms":$window_ms,"idle_s":$idle_s,"twheel_expire_batch":$(sed -n 's/^#define TW_EXPIRE_BATCH[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1),"twheel_read_chunk":$(sed -n 's/^#define TW_READ_CHUNK[^0-9]*\([0-9]*\).*/\1/p' kmod/twheel_main.c | head -n 1)}
+{"kernel":"$(uname -r)","cpus":$(nproc),"mem_kb":$(awk '/MemTotal/ {print $2}' /proc/meminfo),"clocksource":"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)","cpu_model":"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)","thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled)","reps":$reps,"sizes":"$sizes","big":$big,"big_reps":$big_reps,"big_touch":"$big_touch","big_hb":"$big_hb","big_hb_reps":$big_hb_reps,"libs":"$libs","tfd_max":$tfd_max,"tfd_big":$tfd_big,"touches":$touches,"rounds":$rounds,"rate":$rate,"window_ms":$window_ms,"idle_s":$idle_s,"twheel_expire_batch":$expire_batch,"twheel_read_chunk":$read_chunk}
 EOF
 log "guest: $(cat "$out/guest.json")"
 run "limits" "$bin" limits
@@ -182,7 +195,7 @@ if [ "$big" -gt 0 ]; then
 	avail=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 	# ~400 B per id covers the largest contender (ids, map, nodes)
 	if [ $((big * 400 / 1024)) -lt "$avail" ]; then
-		log "=== $big ids ($big_reps touch repetitions, one heartbeat)"
+		log "=== $big ids ($big_reps touch repetitions, $big_hb_reps heartbeats of twheel and inproc)"
 		rep=1
 		while [ "$rep" -le "$big_reps" ]; do
 			run "touch $big_touch n=$big rep $rep" "$bin" -r "$rep" \
@@ -191,9 +204,18 @@ if [ "$big" -gt 0 ]; then
 			rep=$((rep + 1))
 		done
 		p=$(period_ms "$big")
-		for c in $big_hb; do
-			run "heartbeat $c n=$big period ${p} ms" "$bin" -r 1 -c "$c" \
-				-n "$big" heartbeat --period-ms "$p" --window-ms "$window_ms"
+		rep=1
+		while [ "$rep" -le "$big_hb_reps" ]; do
+			for c in $big_hb; do
+				case $c in
+				twheel | inproc) ;;
+				*) [ "$rep" -eq 1 ] || continue ;;
+				esac
+				run "heartbeat $c n=$big period ${p} ms rep $rep" "$bin" \
+					-r "$rep" -c "$c" -n "$big" heartbeat \
+					--period-ms "$p" --window-ms "$window_ms"
+			done
+			rep=$((rep + 1))
 		done
 	else
 		log "=== skipping $big ids: only $avail kB available"
