@@ -10,22 +10,24 @@
  *
  * Locking rules
  * -------------
- * wh->lock, a mutex, protects the wheel, the index, the configuration and
- * the counters of one fd.  It is only taken in process context, by the
- * tasks that use the fd, and the work a wheel defers is theirs to do: the
- * hrtimer callback only sets wh->due and wakes the wait queue (or, with
- * events queued unread, queues the work item, below), and the next call on
- * the fd that takes the lock (read, poll, write, ARM, CANCEL,
- * QUERY, GET_STATS) first runs the expiry that is due (tw_run_due()), at
- * its caller's priority and charged to its caller's cgroup.  One work
- * item remains, on an unbound worker at normal priority, for what no call
- * may be there to do: growing the index for a nowait writer that waits for
- * EPOLLOUT, finishing an index resize that the calls stopped driving, and
- * the first TW_WORK_NODES nodes of the expiry that falls due while events
- * are queued unread (a wake then could be a false edge for an
- * edge-triggered epoll): an event it queues is the edge, and if it queues
- * none, a wake hands the rest to the waiters, whose poll or read pays for
- * it (tw_work_fn()).
+ * wh->lock, a spinlock taken with softirqs off (tw_spin_lock()), protects
+ * the wheel, the index, the configuration and the counters of one fd.  No
+ * hold sleeps (below), so a spinlock serves, and softirq context may take
+ * it as well.  It is taken in process context, by the tasks that use the
+ * fd, and the work a wheel defers is theirs to do: the hrtimer callback
+ * only sets wh->due and wakes the wait queue (or, with events queued
+ * unread, queues the work item, below), and the next call on the fd that
+ * takes the lock (read, poll, write, ARM, CANCEL, QUERY, GET_STATS) first
+ * runs the expiry that is due (tw_run_due()), at its caller's priority
+ * and charged to its caller's cgroup.  One work item remains, on an
+ * unbound worker at normal priority, for what no call may be there to do:
+ * growing the index for a nowait writer that waits for EPOLLOUT,
+ * finishing an index resize that the calls stopped driving, and the first
+ * TW_WORK_NODES nodes of the expiry that falls due while events are
+ * queued unread (a wake then could be a false edge for an edge-triggered
+ * epoll): an event it queues is the edge, and if it queues none, a wake
+ * hands the rest to the waiters, whose poll or read pays for it
+ * (tw_work_fn()).
  * Exceptions: the wait queue has its own lock, timer_fires is written only
  * by the hrtimer callback, wh->due is set by it and cleared under the lock,
  * the per-user and global id counts are atomics, and tw_users_lock (a
@@ -44,14 +46,15 @@
  * without reclaim, and an index growth it cannot do so is left to the work
  * (tw_grow(), charged to the opener's memory cgroup); wh->full, written
  * under the lock and read by poll() without it, keeps EPOLLOUT off until
- * it is done.  It does take wh->lock with mutex_lock(): no hold sleeps
- * (nodes come from the cache without reclaim, or are allocated unlocked
- * by tw_spare(); index tables are allocated with the lock dropped, and
- * the index's room is judged again once it is back, tw_maintain(); user
- * memory is only copied with page faults disabled), so waiting for the
- * lock is waiting for a bounded run of CPU work, as for a spinlock; a
- * trylock lost to another call would instead bounce an io_uring request
- * through its poll again and again, then hand it to a worker thread.
+ * it is done.  It does take wh->lock: no hold sleeps (nodes come from the
+ * cache without reclaim, or are allocated unlocked by tw_spare(); index
+ * tables are allocated with the lock dropped, and the index's room is
+ * judged again once it is back, tw_maintain(); tables let go of are freed
+ * after the unlock, tw_free_later(); user memory is only copied with page
+ * faults disabled), so waiting for the lock is waiting for a bounded run
+ * of CPU work; a trylock lost to another call would instead bounce an
+ * io_uring request through its poll again and again, then hand it to a
+ * worker thread.
  *
  * No user memory is touched with the lock held, with one exception that
  * cannot sleep: read() copies events to the user with page faults disabled,
@@ -78,7 +81,6 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
@@ -239,7 +241,7 @@ static DEFINE_HASHTABLE(tw_users, 6);
 static DEFINE_SPINLOCK(tw_users_lock);
 
 struct twheel {
-	struct mutex lock;	/* see the locking rules above */
+	spinlock_t lock;	/* see the locking rules above */
 	struct twheel_config cfg;
 	struct tw_index idx;
 	wait_queue_head_t wq;
@@ -435,23 +437,43 @@ static void tw_rearm(struct twheel *wh)
 	hrtimer_start(&wh->timer, ns_to_ktime(at), HRTIMER_MODE_ABS);
 }
 
-/* Keep @old, an index table a migration let go of, to free unlocked. */
+/*
+ * Keep @old, an index table a migration let go of, to free unlocked: the
+ * tables to free are chained through their first bytes (a table has at
+ * least TW_IDX_MIN entries, and nothing reads a retired one).
+ */
 static void tw_free_later(struct twheel *wh, struct tw_ent *old)
 {
 	if (old) {
-		kvfree(wh->garbage);	/* never more than one in practice */
+		*(struct tw_ent **)old = wh->garbage;
 		wh->garbage = old;
 	}
 }
 
+/*
+ * Take the wheel's lock.  Softirqs are off while it is held, so that
+ * softirq context may take it too (see the locking rules above).
+ */
+static void tw_spin_lock(struct twheel *wh)
+	__acquires(&wh->lock)
+{
+	spin_lock_bh(&wh->lock);
+}
+
 /* Drop the lock, then free what was unlinked under it. */
-static void tw_mutex_unlock(struct twheel *wh)
+static void tw_spin_unlock(struct twheel *wh)
+	__releases(&wh->lock)
 {
 	struct tw_ent *garbage = wh->garbage;
 
 	wh->garbage = NULL;
-	mutex_unlock(&wh->lock);
-	kvfree(garbage);
+	spin_unlock_bh(&wh->lock);
+	while (garbage) {
+		struct tw_ent *next = *(struct tw_ent **)garbage;
+
+		kvfree(garbage);
+		garbage = next;
+	}
 }
 
 /* The index switched to a new table; the work finishes if the calls stop. */
@@ -484,15 +506,15 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		case TW_UPKEEP_MIGRATED:
 			tw_free_later(wh, old);
 			if (x->old) {
-				tw_mutex_unlock(wh);
+				tw_spin_unlock(wh);
 				cond_resched();
-				mutex_lock(&wh->lock);
+				tw_spin_lock(wh);
 			}
 			break;
 		default:	/* TW_UPKEEP_ALLOC */
-			tw_mutex_unlock(wh);
+			tw_spin_unlock(wh);
 			tab = tw_tab_alloc(size, TW_GFP_GROW);
-			mutex_lock(&wh->lock);
+			tw_spin_lock(wh);
 			if (!tab) {
 				tw_free_later(wh, tw_index_migrate_batch(x, ids));
 				return;
@@ -500,7 +522,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 			if (tw_index_offer(x, ids, tab, size))
 				tw_resize_started(wh);
 			else
-				kvfree(tab);
+				tw_free_later(wh, tab);	/* kvfree() may sleep */
 		}
 	}
 }
@@ -583,12 +605,13 @@ static __poll_t tw_wake_mask(struct twheel *wh)
 }
 
 static void tw_unlock(struct twheel *wh)
+	__releases(&wh->lock)
 {
 	__poll_t wake;
 
 	tw_rearm(wh);
 	wake = tw_wake_mask(wh);
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
 	if (wake)
 		wake_up_poll(&wh->wq, wake);
 }
@@ -643,10 +666,11 @@ static bool tw_expire_batch(struct twheel *wh, bool wake, unsigned int nodes)
 
 /* Between two bounded holds: let the others have the lock and the CPU. */
 static void tw_relock(struct twheel *wh)
+	__must_hold(&wh->lock)
 {
 	tw_unlock(wh);
 	cond_resched();
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 }
 
 /*
@@ -683,13 +707,15 @@ static void tw_run_due(struct twheel *wh, bool all, bool wake)
 
 /* Take the lock, and do the expiry work that is due. */
 static void tw_lock_due(struct twheel *wh)
+	__acquires(&wh->lock)
 {
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	tw_run_due(wh, true, true);
 }
 
 /* Take the lock for a chunk of @ids operations; returns the time. */
 static u64 tw_lock(struct twheel *wh, unsigned long ids)
+	__acquires(&wh->lock)
 {
 	u64 now;
 
@@ -703,9 +729,11 @@ static u64 tw_lock(struct twheel *wh, unsigned long ids)
 /*
  * tw_lock() for an IOCB_NOWAIT caller about to add up to @ids ids: false,
  * without allocating with reclaim, if the index has no room for them until
- * the work grows it (poll() reports EPOLLOUT again then).
+ * the work grows it (poll() reports EPOLLOUT again then).  The lock is
+ * held on return either way.
  */
 static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
+	__acquires(&wh->lock)
 {
 	tw_lock_due(wh);
 	/* ids past max_ids fail with ENOSPC, they need no room */
@@ -713,7 +741,6 @@ static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
 	tw_maintain_nowait(wh, ids);
 	if (!tw_index_room_for(&wh->idx, ids)) {
 		tw_wait_room(wh, ids);
-		tw_mutex_unlock(wh);
 		return false;
 	}
 	*now = tw_now(wh);
@@ -942,6 +969,7 @@ static ssize_t tw_write_iter(struct kiocb *iocb, struct iov_iter *from)
 			/* room for the whole write: a short count is rare */
 			if (!tw_lock_nowait(wh, done ? n : (count - done) / sizeof(u64),
 					    &now)) {
+				tw_spin_unlock(wh);
 				iov_iter_revert(from, got);
 				err = -EAGAIN;
 				break;
@@ -1004,7 +1032,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		size_t copied;
 
 		if (tw_due(wh) && !tw_has_events(wh)) {
-			mutex_lock(&wh->lock);
+			tw_spin_lock(wh);
 			tw_run_due(wh, false, true);
 			tw_unlock(wh);
 		}
@@ -1027,7 +1055,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			if (!safe)
 				break;
 		}
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		for (node = tw_ready_first(&wh->w); node;
 		     node = tw_ready_next(&wh->w, node)) {
 			if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
@@ -1061,7 +1089,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			tw_maintain_nowait(wh, 0);
 		else
 			tw_maintain(wh, ok);
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		done += ok * sz;
 		safe = ok < n ? 0 : safe - ok * sz;	/* a page went away */
 		if (!nowait)
@@ -1078,7 +1106,7 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	poll_wait(file, &wh->wq, wait);
 	/* the expiry that is due, before the answer (tw_timer_fn()) */
 	if (tw_due(wh) && !tw_has_events(wh)) {
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		tw_run_due(wh, true, false);
 		tw_unlock(wh);
 	}
@@ -1111,7 +1139,7 @@ static void tw_work_fn(struct work_struct *work)
 	unsigned int holds = 0;
 	bool hand_over = false;
 
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	if (wh->grow && !wh->closing)
 		tw_grow(wh);	/* drops the lock while it allocates */
 	/*
@@ -1162,7 +1190,7 @@ static u64 tw_mem_bytes(const struct twheel *wh)
 static void tw_get_stats(struct twheel *wh, struct twheel_stats *st, bool run)
 {
 	memset(st, 0, sizeof(*st));
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	if (run)
 		tw_run_due(wh, true, true);
 	st->armed = wh->w.nr_armed;
@@ -1199,11 +1227,11 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	    c.flags || memchr_inv(c.reserved, 0, sizeof(c.reserved)))
 		return -EINVAL;
 
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	if ((wh->idx.nr && (c.tick_ns != wh->cfg.tick_ns ||
 			    c.clockid != wh->cfg.clockid)) ||
 	    c.max_ids < wh->idx.nr) {
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		return -EBUSY;
 	}
 	if (c.clockid != wh->cfg.clockid) {
@@ -1216,7 +1244,7 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	if (!wh->idx.nr)
 		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh), &wh->idx,
 			      tw_wheel_sentinel(&wh->w));
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
 	return 0;
 }
 
@@ -1393,7 +1421,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		unsigned long slots = TW_DUMP_SLOTS, nr, i;
 		u64 cursor = d.cursor;
 
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		nr = tw_index_dump(&wh->idx, &cursor, ents, room, &slots);
 		memset(out, 0, nr * sizeof(out[0]));
 		for (i = 0; i < nr; i++) {
@@ -1402,7 +1430,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 			out[i].data = ents[i].node->data;
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		if (!nr && cursor != TW_CURSOR_END && slots) {
 			/* room for one and two ids in the cell with no odd cursor */
 			if (!done)
@@ -1444,9 +1472,9 @@ static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case TWHEEL_IOC_GET_CONFIG: {
 		struct twheel_config c;
 
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		c = wh->cfg;
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		return copy_to_user(uarg, &c, sizeof(c)) ? -EFAULT : 0;
 	}
 	case TWHEEL_IOC_ARM:
@@ -1475,9 +1503,9 @@ static void tw_show_fdinfo(struct seq_file *m, struct file *file)
 
 	/* another process may read it: it does not run this wheel's expiry */
 	tw_get_stats(wh, &st, false);
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	c = wh->cfg;
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
 	seq_printf(m, "tick_ns:\t%llu\ntimeout_ns:\t%llu\nclockid:\t%u\n",
 		   c.tick_ns, c.timeout_ns, c.clockid);
 	seq_printf(m, "max_ids:\t%llu\nconfig_flags:\t%u\narmed:\t%llu\npending:\t%llu\n",
@@ -1508,7 +1536,7 @@ static int tw_open(struct inode *inode, struct file *file)
 	wh->user = tw_user_get(current_uid());
 	if (!wh->user)
 		goto nomem;
-	mutex_init(&wh->lock);
+	spin_lock_init(&wh->lock);
 	init_waitqueue_head(&wh->wq);
 	INIT_DELAYED_WORK(&wh->work, tw_work_fn);
 	hrtimer_init(&wh->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
@@ -1543,9 +1571,9 @@ static int tw_release(struct inode *inode, struct file *file)
 	unsigned long pos = 0, nr = 0;
 	struct tw_node *n;
 
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	wh->closing = true;
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
 	hrtimer_cancel(&wh->timer);
 	cancel_delayed_work_sync(&wh->work);
 
@@ -1561,7 +1589,6 @@ static int tw_release(struct inode *inode, struct file *file)
 	kvfree(wh->idx.tab);
 	tw_user_put(wh->user);
 	mem_cgroup_put(wh->memcg);
-	mutex_destroy(&wh->lock);
 	kfree(wh);
 	atomic_dec(&tw_fds);
 	return 0;
