@@ -12,22 +12,35 @@
  * -------------
  * wh->lock, a spinlock taken with softirqs off (tw_spin_lock()), protects
  * the wheel, the index, the configuration and the counters of one fd.  No
- * hold sleeps (below), so a spinlock serves, and softirq context may take
- * it as well.  It is taken in process context, by the tasks that use the
- * fd, and the work a wheel defers is theirs to do: the hrtimer callback
- * only sets wh->due and wakes the wait queue (or, with events queued
- * unread, queues the work item, below), and the next call on the fd that
- * takes the lock (read, poll, write, ARM, CANCEL, QUERY, GET_STATS) first
- * runs the expiry that is due (tw_run_due()), at its caller's priority
- * and charged to its caller's cgroup.  One work item remains, on an
- * unbound worker at normal priority, for what no call may be there to do:
- * growing the index for a nowait writer that waits for EPOLLOUT,
- * finishing an index resize that the calls stopped driving, and the first
- * TW_WORK_NODES nodes of the expiry that falls due while events are
- * queued unread (a wake then could be a false edge for an edge-triggered
- * epoll): an event it queues is the edge, and if it queues none, a wake
- * hands the rest to the waiters, whose poll or read pays for it
- * (tw_work_fn()).
+ * hold sleeps (below), so a spinlock serves, and the BPF touch takes it
+ * from softirq context (below).  Otherwise it is taken in process context,
+ * by the tasks that use the fd, and the work a wheel defers is theirs to
+ * do: the hrtimer callback only sets wh->due and wakes the wait queue (or,
+ * with events queued unread, queues the work item, below), and the next
+ * call on the fd that takes the lock (read, poll, write, ARM, CANCEL,
+ * QUERY, GET_STATS) first runs the expiry that is due (tw_run_due()), at
+ * its caller's priority and charged to its caller's cgroup.  One work
+ * item remains, on an unbound worker at normal priority, for what no call
+ * may be there to do: growing the index for a nowait writer that waits for
+ * EPOLLOUT, finishing an index resize that the calls stopped driving, and
+ * the first TW_WORK_NODES nodes of the expiry that falls due while events
+ * are queued unread (a wake then could be a false edge for an
+ * edge-triggered epoll): an event it queues is the edge, and if it queues
+ * none, a wake hands the rest to the waiters, whose poll or read pays for
+ * it (tw_work_fn()).
+ *
+ * The BPF touch, bpf_twheel_touch() from XDP and TC programs in softirq
+ * context, takes wh->lock for one touch of an id the wheel has, with
+ * write()'s semantics, in O(1): it runs none of the expiry that is due
+ * (that stays the owner's, as above), allocates nothing and creates no
+ * id.  With expiry due, the id it touches may sit in a due slot with a
+ * deadline passed; its deadline moves anyway (a touch before the expiry
+ * ran), and the owner's next run re-slots it.  An event it discards may
+ * leave the queue empty while the work item is queued for it: the work
+ * item then wakes the waiters as the hrtimer would have.  The kfunc finds
+ * the wheel by its handle in tw_exports (an xarray, with its own lock)
+ * under RCU.
+ *
  * Exceptions: the wait queue has its own lock, timer_fires is written only
  * by the hrtimer callback, wh->due is set by it and cleared under the lock,
  * the per-user and global id counts are atomics, and tw_users_lock (a
@@ -65,13 +78,18 @@
  * before the lock is taken; results are copied out after it is dropped.
  *
  * Teardown: release() marks the wheel closing (so nothing re-arms the
- * hrtimer or queues the work), cancels the hrtimer, then the work, then
- * frees every node without the lock (nothing else can reach the wheel any
+ * hrtimer or queues the work, and a BPF touch gets -ESRCH), ends the BPF
+ * export (out of tw_exports, then an RCU grace period: no kfunc is in
+ * the wheel any more), cancels the hrtimer, then the work, then frees
+ * every node without the lock (nothing else can reach the wheel any
  * more).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <linux/btf_ids.h>
 #include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -81,6 +99,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/namei.h>
 #include <linux/overflow.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
@@ -96,8 +115,10 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <linux/twheel.h>
 
+#include "twheel_bpf.h"
 #include "twheel_core.h"
 
 #define CREATE_TRACE_POINTS
@@ -264,6 +285,8 @@ struct twheel {
 	u64 runs, hold_max;
 	u64 work_runs, work_ns;	/* the work item's runs and time */
 	unsigned long work_mpos;	/* the resize's position at its last run */
+	u64 handle;		/* BPF export handle, 0 until exported */
+	u64 bpf_touches, bpf_absent;
 	struct tw_wheel w;	/* last: it holds the slot array */
 };
 
@@ -846,6 +869,19 @@ static void tw_node_free(struct twheel *wh, struct tw_ent *e)
 	tw_uncharge(wh, 1);
 }
 
+/* Count what tw_wheel_set() or tw_wheel_place() did to @e's id. */
+static void tw_count_set(struct twheel *wh, struct tw_ent *e,
+			 unsigned int did, u64 deadline, u64 now)
+{
+	if (did & TW_SET_DISCARDED)
+		wh->discarded++;
+	if (did & TW_SET_EXPIRED) {
+		trace_twheel_expire(wh->wid, e->id, deadline, now);
+		wh->expirations++;
+		wh->wake = true;
+	}
+}
+
 /*
  * Set @id's deadline (and data, unless @data is NULL), creating it if
  * absent, by the core's policy (tw_wheel_set(): a later deadline of an
@@ -873,13 +909,7 @@ static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
 	}
 	if (data)
 		e->node->data = *data;
-	if (did & TW_SET_DISCARDED)
-		wh->discarded++;
-	if (did & TW_SET_EXPIRED) {
-		trace_twheel_expire(wh->wid, e->id, deadline, now);
-		wh->expirations++;
-		wh->wake = true;
-	}
+	tw_count_set(wh, e, did, deadline, now);
 	return e;
 }
 
@@ -1158,6 +1188,12 @@ static void tw_work_fn(struct work_struct *work)
 			smp_store_release(&wh->due, false);
 		else
 			hand_over = wh->expirations == expired;
+	} else if (READ_ONCE(wh->due) && !wh->closing) {
+		/*
+		 * A BPF touch discarded the events since the hrtimer queued
+		 * this: no edge to fear, wake as the hrtimer would have.
+		 */
+		hand_over = true;
 	}
 	if (x->old && x->mpos == wh->work_mpos) {
 		while (x->old && holds++ < TW_WORK_HOLDS && !wh->closing) {
@@ -1209,6 +1245,8 @@ static void tw_get_stats(struct twheel *wh, struct twheel_stats *st, bool run)
 	st->hold_max_ns = wh->hold_max;
 	st->work_runs = wh->work_runs;
 	st->work_ns = wh->work_ns;
+	st->bpf_touches = wh->bpf_touches;
+	st->bpf_absent = wh->bpf_absent;
 	tw_unlock(wh);
 }
 
@@ -1461,6 +1499,157 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 	return err;
 }
 
+/*
+ * The BPF export (TWHEEL_IOC_BPF_HANDLE, bpf_twheel_touch()).  An exported
+ * wheel is in tw_exports under its handle, which a counter hands out: not
+ * zero, unique for the boot, never reused.  The kfunc finds the wheel
+ * under RCU and touches it under its lock, like one id of a write(); the
+ * export ends in release(), which takes the wheel out of tw_exports and
+ * waits for an RCU grace period before anything is freed.  The kfuncs are
+ * registered only if the module was built with BTF that the running
+ * kernel accepted; otherwise the ioctl fails with EOPNOTSUPP.
+ */
+static DEFINE_XARRAY(tw_exports);
+static atomic64_t tw_handles = ATOMIC64_INIT(0);
+static bool tw_bpf_ready;
+
+/* One touch from BPF: write()'s, for an id the wheel has. */
+static int tw_bpf_touch(struct twheel *wh, u64 id)
+{
+	struct tw_ent *e;
+	unsigned int did;
+	u64 now, deadline;
+	int ret = 0;
+
+	tw_spin_lock(wh);
+	if (wh->closing) {
+		ret = -ESRCH;
+		goto out;
+	}
+	now = tw_now(wh);
+	tw_wheel_catch_up(&wh->w, now);
+	e = tw_index_find(&wh->idx, id);
+	if (!e) {
+		wh->bpf_absent++;
+		ret = -ENOENT;
+		goto out;
+	}
+	deadline = tw_deadline(now, wh->cfg.timeout_ns);
+	did = tw_wheel_set(&wh->w, e, deadline, now);
+	tw_count_set(wh, e, did, deadline, now);
+	wh->bpf_touches++;
+	if (trace_twheel_touch_enabled())
+		trace_twheel_touch(wh->wid, id, deadline, e->node->data);
+out:
+	tw_unlock(wh);
+	return ret;
+}
+
+__diag_push();
+__diag_ignore_all("-Wmissing-prototypes",
+		  "Global functions as their definitions will be in twheel BTF");
+
+/**
+ * bpf_twheel_touch() - touch an id of an exported wheel, from XDP or TC
+ * @handle: the wheel's handle, from TWHEEL_IOC_BPF_HANDLE
+ * @id: the id
+ *
+ * write()'s touch for an ARMED or EXPIRED id: its deadline moves to now
+ * plus the wheel's timeout, and an expired id's queued event is
+ * discarded.  It never sleeps and never allocates; an absent id is not
+ * created (the program passes its packet up, and the service arms it).
+ *
+ * Return: 0; -ENOENT if the wheel has no such id; -ESRCH if no exported
+ * wheel has @handle (any more).
+ */
+noinline int bpf_twheel_touch(u64 handle, u64 id)
+{
+	struct twheel *wh;
+	int ret = -ESRCH;
+
+	if (handle > ULONG_MAX)
+		return -ESRCH;
+	rcu_read_lock();
+	wh = xa_load(&tw_exports, (unsigned long)handle);
+	if (wh)
+		ret = tw_bpf_touch(wh, id);
+	rcu_read_unlock();
+	return ret;
+}
+
+__diag_pop();
+
+BTF_SET8_START(tw_kfunc_ids)
+BTF_ID_FLAGS(func, bpf_twheel_touch)
+BTF_SET8_END(tw_kfunc_ids)
+
+static const struct btf_kfunc_id_set tw_kfunc_set = {
+	.owner	= THIS_MODULE,
+	.set	= &tw_kfunc_ids,
+};
+
+/*
+ * Register the kfunc for XDP and TC programs.  The module's BTF is needed:
+ * without it (a build without BTF, or BTF the running kernel refused, as
+ * one built against another kernel is), register_btf_kfunc_id_set() only
+ * warns, so the module checks first that its BTF was loaded: the kernel
+ * then shows it as /sys/kernel/btf/twheel.
+ */
+static void tw_bpf_init(void)
+{
+	struct path path;
+	int err;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_INFO_BTF_MODULES) || BITS_PER_LONG < 64 ||
+	    kern_path("/sys/kernel/btf/" KBUILD_MODNAME, 0, &path)) {
+		pr_info("no module BTF: the BPF touch is unavailable (TWHEEL_IOC_BPF_HANDLE fails with EOPNOTSUPP)\n");
+		return;
+	}
+	path_put(&path);
+	err = register_btf_kfunc_id_set(BPF_PROG_TYPE_XDP, &tw_kfunc_set);
+	if (!err)
+		err = register_btf_kfunc_id_set(BPF_PROG_TYPE_SCHED_CLS,
+						&tw_kfunc_set);
+	if (err) {
+		pr_warn("registering bpf_twheel_touch failed (%d): the BPF touch is unavailable\n",
+			err);
+		return;
+	}
+	tw_bpf_ready = true;
+}
+
+/* TWHEEL_IOC_BPF_HANDLE: export the wheel (once) and return its handle. */
+static int tw_ioc_bpf_handle(struct twheel *wh, u64 __user *arg)
+{
+	u64 h = READ_ONCE(wh->handle);
+	int err;
+
+	if (!tw_bpf_ready)
+		return -EOPNOTSUPP;
+	if (!h) {
+		h = atomic64_inc_return(&tw_handles);
+		err = xa_insert(&tw_exports, (unsigned long)h, wh,
+				GFP_KERNEL_ACCOUNT);
+		if (err)
+			return err;
+		/* another thread exported it first: keep its handle */
+		if (cmpxchg(&wh->handle, 0, h)) {
+			xa_erase(&tw_exports, (unsigned long)h);
+			h = READ_ONCE(wh->handle);
+		}
+	}
+	return put_user(h, arg);
+}
+
+/* End the export: no kfunc can reach the wheel once this returns. */
+static void tw_bpf_unexport(struct twheel *wh)
+{
+	if (!wh->handle)
+		return;
+	xa_erase(&tw_exports, (unsigned long)wh->handle);
+	synchronize_rcu();
+}
+
 static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct twheel *wh = file->private_data;
@@ -1491,6 +1680,8 @@ static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 	case TWHEEL_IOC_DUMP:
 		return tw_ioc_dump(wh, uarg);
+	case TWHEEL_IOC_BPF_HANDLE:
+		return tw_ioc_bpf_handle(wh, uarg);
 	}
 	return -ENOTTY;
 }
@@ -1574,6 +1765,7 @@ static int tw_release(struct inode *inode, struct file *file)
 	tw_spin_lock(wh);
 	wh->closing = true;
 	tw_spin_unlock(wh);
+	tw_bpf_unexport(wh);
 	hrtimer_cancel(&wh->timer);
 	cancel_delayed_work_sync(&wh->work);
 
@@ -1681,6 +1873,7 @@ static int __init tw_init(void)
 		kmem_cache_destroy(tw_node_cache);
 		return err;
 	}
+	tw_bpf_init();
 	tw_debugfs = debugfs_create_dir("twheel", NULL);
 	debugfs_create_file("users", 0400, tw_debugfs, NULL, &tw_users_fops);
 	return 0;
