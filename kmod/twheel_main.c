@@ -1513,7 +1513,12 @@ static DEFINE_XARRAY(tw_exports);
 static atomic64_t tw_handles = ATOMIC64_INIT(0);
 static bool tw_bpf_ready;
 
-/* One touch from BPF: write()'s, for an id the wheel has. */
+/*
+ * One touch from BPF: write()'s, for an id the wheel has.  A touch that
+ * only moves an armed id's deadline later (TW_SET_LAZY: a heartbeat's)
+ * changes no slot and queues no event: the hrtimer stays as it is and
+ * nobody is woken, so the lock is dropped without tw_unlock()'s re-arm.
+ */
 static int tw_bpf_touch(struct twheel *wh, u64 id)
 {
 	struct tw_ent *e;
@@ -1526,22 +1531,26 @@ static int tw_bpf_touch(struct twheel *wh, u64 id)
 		ret = -ESRCH;
 		goto out;
 	}
-	now = tw_now(wh);
-	tw_wheel_catch_up(&wh->w, now);
 	e = tw_index_find(&wh->idx, id);
 	if (!e) {
 		wh->bpf_absent++;
 		ret = -ENOENT;
 		goto out;
 	}
+	now = tw_now(wh);
+	tw_wheel_catch_up(&wh->w, now);
 	deadline = tw_deadline(now, wh->cfg.timeout_ns);
 	did = tw_wheel_set(&wh->w, e, deadline, now);
 	tw_count_set(wh, e, did, deadline, now);
 	wh->bpf_touches++;
 	if (trace_twheel_touch_enabled())
 		trace_twheel_touch(wh->wid, id, deadline, e->node->data);
+	if (!(did & TW_SET_LAZY)) {
+		tw_unlock(wh);
+		return 0;
+	}
 out:
-	tw_unlock(wh);
+	tw_spin_unlock(wh);
 	return ret;
 }
 
