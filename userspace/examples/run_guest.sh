@@ -6,7 +6,8 @@
 # programs already built (make -C userspace/examples).  Prints TAP and ends
 # with "# examples: N passed, N failed" (scripts/lib/tap.sh); exits non-zero
 # on any failure.
-# About 1.5 minutes under TCG; 80 s more with the module's BTF (presence --xdp).
+# About 1.5 minutes under TCG; 90 s more with the module's BTF (presence
+# --xdp, idle-reaper --tc).
 #
 #   userspace/examples/run_guest.sh [-v]      -v: show every program's output
 #
@@ -28,14 +29,14 @@ tmp=$(mktemp -d /tmp/twheel-examples.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..12"
 
-# Without these, none of the 11 tests can run.
+# Without these, none of the 12 tests can run.
 [ -c /dev/twheel ] ||
-	tap_bail_out examples 11 "/dev/twheel missing: load kmod/twheel.ko first"
+	tap_bail_out examples 12 "/dev/twheel missing: load kmod/twheel.ko first"
 for p in presence idle-reaper orders cache-ttl; do
 	[ -x "$here/$p" ] ||
-		tap_bail_out examples 11 "$here/$p not built: make -C userspace/examples"
+		tap_bail_out examples 12 "$here/$p not built: make -C userspace/examples"
 done
 # idle-reaper talks TCP over 127.0.0.1: the guest boots with lo down.
 if ! ip link show lo 2>/dev/null | grep -q 'UP'; then
@@ -260,7 +261,20 @@ else
 	xdp_net_down
 fi
 
-# 11. the guest's kernel log stayed clean while the examples ran
+# 11. idle-reaper --tc: a TC program on lo touches the connection of every
+# inbound segment in the kernel; the server arms at accept and touches
+# nothing.  Its counts must match the wheel's bpf_touches exactly.
+name="idle-reaper --tc: $conns connections, every inbound segment touched by a TC program, none by the server"
+if [ ! -e /sys/kernel/btf/twheel ]; then
+	skip "- $name" "the module has no BTF (make BTF=1)"
+elif ! { modprobe sch_ingress && modprobe cls_bpf; } > "$tmp/tc-mod.log" 2>&1; then
+	cat "$tmp/tc-mod.log"
+	skip "- $name" "no clsact qdisc or cls_bpf here (sch_ingress, cls_bpf)"
+else
+	timed "$name" 60 "$here/idle-reaper" --conns "$conns" --timeout 3 --duration 9 --tc --quiet
+fi
+
+# 12. the guest's kernel log stayed clean while the examples ran
 dmesg_check() {
 	! dmesg | grep -E 'BUG:|WARNING:|Call Trace:|twheel.*(error|leak)'
 }
