@@ -16,6 +16,10 @@
  *    are exported, touched and closed under it: nothing but 0, -ENOENT
  *    and -ESRCH comes back, and nothing breaks (KASAN, lockdep on the
  *    debug kernel);
+ *  - softirq_race: datagrams through lo from both CPUs, touched by a TC
+ *    program in the receive softirq, against this thread's writes,
+ *    cancels and reads, checked against a model (exactly once, never
+ *    early, the program's counts equal to the wheel's);
  *  - rmmod_refused: a loaded program pins the module (its refcnt), and
  *    one attached to lo (XDP, generic) too: rmmod fails; the pin goes
  *    with the program;
@@ -27,8 +31,12 @@
  * with EOPNOTSUPP): the abi suite checks that case.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/if_link.h>
 #include <linux/pkt_cls.h>
@@ -107,6 +115,10 @@ FIXTURE(bpf) {
 	struct twheel_bpf *skel;	/* NULL: the test skips */
 	int fd;
 	uint64_t handle;
+	/* softirq_race's filter on lo's ingress, removed in the teardown */
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts tco;
+	bool tc_attached, tc_created;
 };
 
 /*
@@ -123,6 +135,8 @@ FIXTURE_SETUP(bpf)
 	int64_t h;
 
 	self->skel = NULL;
+	self->tc_attached = false;
+	self->tc_created = false;
 	self->fd = open_wheel(0);
 	ASSERT_LE(0, self->fd) TH_LOG("open " DEV ": %s", strerror(errno));
 	h = export_wheel(self->fd);
@@ -138,6 +152,14 @@ FIXTURE_SETUP(bpf)
 
 FIXTURE_TEARDOWN(bpf)
 {
+	if (self->tc_attached) {
+		self->tco.flags = self->tco.prog_fd = self->tco.prog_id = 0;
+		bpf_tc_detach(&self->hook, &self->tco);
+	}
+	if (self->tc_created) {
+		self->hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&self->hook);
+	}
 	twheel_bpf__destroy(self->skel);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -383,6 +405,231 @@ TEST_F_TIMEOUT(bpf, close_race, 60)
 	TH_LOG("%llu wheels exported and closed under %llu runs: %llu calls, %llu touched, %llu absent, %llu after the close",
 	       U(cycles), U(r.runs * 100), U(b->calls), U(b->ok), U(b->noent),
 	       U(b->srch));
+}
+
+/* ------------------------------------------------------------ softirq_race */
+
+#define SR_IDS		512
+#define SR_TIMEOUT	(5 * MS)
+#define SR_PORT		7477
+#define SR_VLEN		64
+
+struct sender {
+	int cpu;
+	int *stop;
+	uint64_t sent;
+	int err;
+};
+
+/*
+ * Datagrams to 127.0.0.1:SR_PORT, each one random id of 0 .. SR_IDS - 1,
+ * from a thread pinned to one CPU: lo hands each to the receive softirq
+ * of that CPU, where tc_udp_touch() touches the id and drops it.
+ */
+static void *sender(void *arg)
+{
+	struct sender *s = arg;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(SR_PORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rng r = { .s = (uint64_t)s->cpu * 977 + 1 };
+	struct mmsghdr m[SR_VLEN];
+	struct iovec iov[SR_VLEN];
+	uint64_t ids[SR_VLEN];
+	cpu_set_t set;
+	int sk, i, n;
+
+	CPU_ZERO(&set);
+	CPU_SET(s->cpu, &set);
+	sk = socket(AF_INET, SOCK_DGRAM, 0);
+	if (sk < 0 || sched_setaffinity(0, sizeof(set), &set) ||
+	    connect(sk, (struct sockaddr *)&a, sizeof(a))) {
+		s->err = errno;
+		return NULL;
+	}
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < SR_VLEN; i++) {
+		iov[i] = (struct iovec){ &ids[i], sizeof(ids[i]) };
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (!__atomic_load_n(s->stop, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < SR_VLEN; i++)
+			ids[i] = rng_range(&r, 0, SR_IDS - 1);
+		n = sendmmsg(sk, m, SR_VLEN, 0);
+		if (n < 0 && errno != ENOBUFS) {
+			s->err = errno;
+			break;
+		}
+		s->sent += n > 0 ? (uint64_t)n : 0;
+	}
+	close(sk);
+	return NULL;
+}
+
+/* What the test knows of each id: it alone creates, cancels and reads. */
+struct sr_model {
+	bool present[SR_IDS];
+	uint64_t t_user[SR_IDS];	/* our clock before its last write() */
+	uint64_t created[SR_IDS], cancelled[SR_IDS], delivered[SR_IDS];
+	uint64_t early, absent_events;
+};
+
+static void sr_write(struct __test_metadata *_metadata, int fd, struct sr_model *md,
+		     struct rng *r)
+{
+	uint64_t ids[8], t = now_ns();
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		ids[i] = rng_range(r, 0, SR_IDS - 1);
+	ASSERT_EQ((ssize_t)sizeof(ids), write(fd, ids, sizeof(ids)));
+	for (i = 0; i < 8; i++) {
+		if (!md->present[ids[i]])
+			md->created[ids[i]]++;
+		md->present[ids[i]] = true;
+		md->t_user[ids[i]] = t;
+	}
+}
+
+static void sr_cancel(struct __test_metadata *_metadata, int fd, struct sr_model *md,
+		      uint64_t id)
+{
+	uint64_t removed = 0;
+
+	ASSERT_EQ(0, cancel_n(fd, &id, 1, &removed));
+	EXPECT_EQ(U(md->present[id]), U(removed)) TH_LOG("cancel of id %llu", U(id));
+	md->cancelled[id] += removed;
+	md->present[id] = false;
+}
+
+/* Read what is queued: each event of a present id, never early. */
+static void sr_read(struct __test_metadata *_metadata, int fd, struct sr_model *md)
+{
+	struct twheel_event ev[64];
+	ssize_t n, i;
+
+	do {
+		n = read(fd, ev, sizeof(ev));
+		if (n < 0) {
+			ASSERT_EQ(EAGAIN, errno);
+			return;
+		}
+		for (i = 0; i < n / (ssize_t)EVSZ; i++) {
+			uint64_t id = ev[i].id;
+
+			ASSERT_GT(U(SR_IDS), U(id));
+			if (!md->present[id])
+				md->absent_events++;
+			if (ev[i].expired_ns < ev[i].deadline_ns ||
+			    ev[i].deadline_ns < md->t_user[id] + SR_TIMEOUT)
+				md->early++;
+			md->delivered[id]++;
+			md->present[id] = false;
+		}
+	} while (n == sizeof(ev));
+}
+
+/*
+ * Datagrams from a thread on each of two CPUs go through lo, where the TC
+ * program touches their ids in the receive softirq, while this thread
+ * creates ids with write(), cancels them and reads their events, for 3 s,
+ * with a 5 ms timeout: ids expire, and are touched by the program while
+ * ARMED, while EXPIRED with their event queued (which discards it), and
+ * while absent (-ENOENT).  This thread alone changes which ids exist (a
+ * touch from BPF never does), so it knows: every cancel removes exactly
+ * the ids it holds, every event is of an id it holds, never before its
+ * last write() + timeout, and at the end each id was created as many
+ * times as it was cancelled or delivered.  The program's counts equal
+ * the wheel's bpf_touches and bpf_absent.  On the debug kernel, lockdep
+ * sees the wheel's lock from softirq and from process context.
+ */
+TEST_F_TIMEOUT(bpf, softirq_race, 120)
+{
+	struct sender snd[2] = { { .cpu = 0 }, { .cpu = 1 } };
+	struct twheel_bpf__bss *b;
+	struct sr_model *md;
+	struct twheel_stats st;
+	struct rng r = { .s = get_seed() };
+	pthread_t th[2];
+	int stop = 0, ret, i;
+	uint64_t end, ops = 0, id;
+
+	BPF_OR_SKIP();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU");
+	md = calloc(1, sizeof(*md));
+	ASSERT_NE(NULL, md);
+	b = self->skel->bss;
+	aim(self->skel, self->handle, 0, 0);
+	b->race_port = htons(SR_PORT);
+	ASSERT_EQ(0, config_set(self->fd, MS, SR_TIMEOUT, 0));
+	ASSERT_EQ(0, set_nonblock(self->fd, 1));
+	self->hook = (struct bpf_tc_hook){ .sz = sizeof(self->hook),
+		.ifindex = (int)if_nametoindex("lo"), .attach_point = BPF_TC_INGRESS };
+	ASSERT_LT(0, self->hook.ifindex);
+	ret = bpf_tc_hook_create(&self->hook);
+	if (ret && ret != -EEXIST)
+		SKIP(goto out, "no clsact on lo (sch_ingress): %s", strerror(-ret));
+	self->tc_created = !ret;
+	self->tco = (struct bpf_tc_opts){ .sz = sizeof(self->tco),
+		.prog_fd = bpf_program__fd(self->skel->progs.tc_udp_touch) };
+	ret = bpf_tc_attach(&self->hook, &self->tco);
+	if (ret)
+		SKIP(goto out, "no TC BPF filter on lo (cls_bpf): %s", strerror(-ret));
+	self->tc_attached = true;
+
+	for (i = 0; i < 2; i++) {
+		snd[i].stop = &stop;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, sender, &snd[i]));
+	}
+	end = now_ns() + 3 * SEC;
+	while (now_ns() < end) {
+		unsigned int op = (unsigned int)rng_range(&r, 0, 99);
+
+		id = rng_range(&r, 0, SR_IDS - 1);
+		if (op < 45)
+			sr_write(_metadata, self->fd, md, &r);
+		else if (op < 60)
+			sr_cancel(_metadata, self->fd, md, id);
+		else
+			sr_read(_metadata, self->fd, md);
+		ops++;
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	self->tco.flags = self->tco.prog_fd = self->tco.prog_id = 0;
+	EXPECT_EQ(0, bpf_tc_detach(&self->hook, &self->tco));
+	self->tc_attached = false;
+
+	/* nothing touches the ids any more: the rest expire, or are held */
+	sleep_ns(SR_TIMEOUT + 20 * MS);
+	sr_read(_metadata, self->fd, md);
+	for (id = 0; id < SR_IDS; id++)
+		sr_cancel(_metadata, self->fd, md, id);
+	for (id = 0; id < SR_IDS; id++) {
+		EXPECT_EQ(U(md->created[id]), U(md->cancelled[id] + md->delivered[id]))
+			TH_LOG("id %llu: created %llu, cancelled %llu, delivered %llu", U(id),
+			       U(md->created[id]), U(md->cancelled[id]), U(md->delivered[id]));
+	}
+	EXPECT_EQ(U(0), U(md->absent_events)) TH_LOG("events of ids not held");
+	EXPECT_EQ(U(0), U(md->early)) TH_LOG("events before write() + timeout");
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, snd[i].err) TH_LOG("sender %d: %s", i, strerror(snd[i].err));
+		EXPECT_LT(U(0), U(b->race_cpu[i])) TH_LOG("no datagram touched on CPU %d", i);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(U(0), U(b->race_other));
+	EXPECT_EQ(U(b->race_ok), U(st.bpf_touches));
+	EXPECT_EQ(U(b->race_noent), U(st.bpf_absent));
+	EXPECT_LT(U(0), U(b->race_ok));
+	EXPECT_LT(U(0), U(st.expirations));
+	TH_LOG("%llu ops; datagrams sent %llu + %llu, touched on CPU 0 %llu, CPU 1 %llu; %llu touches, %llu absent; %llu expirations, %llu discarded by touches, %llu delivered",
+	       U(ops), U(snd[0].sent), U(snd[1].sent), U(b->race_cpu[0]), U(b->race_cpu[1]),
+	       U(b->race_ok), U(b->race_noent), U(st.expirations), U(st.discarded),
+	       U(st.delivered));
+out:
+	free(md);
 }
 
 /* delete_module(2) of twheel, without waiting: 0 or -errno. */
