@@ -56,6 +56,12 @@ if [ -w "$kmemleak" ]; then
 	echo clear > "$kmemleak"
 	echo "# kmemleak: cleared"
 fi
+# twheel_bpf_test's softirq_race attaches to lo's ingress: lo up, and
+# the clsact qdisc and cls_bpf (modules on Debian's kernel, the guest
+# autoloads nothing; built into the debug kernel).
+ip link set lo up 2> /dev/null
+modprobe -q sch_ingress 2> /dev/null
+modprobe -q cls_bpf 2> /dev/null
 # The race suite needs two CPUs really running at once (vm.sh boots 2).
 check "the guest runs on 2 or more CPUs ($(nproc))" test "$(nproc)" -ge 2
 check "insmod $ko" insmod "$ko"
