@@ -406,6 +406,16 @@ struct service {
 	struct {			/* at the last progress line */
 		uint64_t t, off, hb, cpu;
 	} prev;
+	/*
+	 * The steady phase, from one interval after the last login to the
+	 * end of the heartbeats: no logins, every user heartbeating or gone
+	 * silent.  Its CPU per heartbeat, the service's and the whole
+	 * machine's, is what the XDP path changes.
+	 */
+	struct steady {
+		uint64_t t, cpu, sys, hb;
+	} steady[2];
+	int steady_n;			/* samples taken */
 	struct hist late_k_off, late_s_off, late_k_away, late_s_away;
 	uint64_t *ids, *act_ids, *cancel_ids;
 	struct twheel_event *ev;
@@ -806,6 +816,41 @@ static uint64_t hb_total(const struct service *sv)
 	return sv->hb + c.dropped;
 }
 
+/* CPU time of the whole machine, every CPU, but idle and iowait (/proc/stat). */
+static uint64_t cpu_busy_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 8)
+		return 0;
+	/* user nice system idle iowait irq softirq steal, in USER_HZ ticks */
+	return (uint64_t)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) *
+	       (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* Sample the steady phase's bounds as the clock passes them. */
+static void steady_sample(struct service *sv, uint64_t now)
+{
+	uint64_t at[2] = { sv->t0 + sv->o->login_ns + sv->o->interval_ns,
+			   sv->t0 + sv->o->duration_ns };
+	struct steady *s = &sv->steady[sv->steady_n];
+
+	if (sv->steady_n == 2 || sv->o->upgrade_ns || now < at[sv->steady_n])
+		return;
+	s->t = now;
+	s->cpu = cpu_self_ns();
+	s->sys = cpu_busy_ns();
+	s->hb = hb_total(sv);
+	sv->steady_n++;
+}
+
 static void fmt_mib(char *buf, size_t len, uint64_t bytes)
 {
 	snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
@@ -999,6 +1044,7 @@ static void run_service(struct service *sv, int ep, const struct expect *x,
 				drain_away(sv);
 		}
 		now = mono_ns();
+		steady_sample(sv, now);
 		if (now >= next_prog) {
 			if (!sv->o->quiet)
 				progress(sv, now, ss);
@@ -1144,6 +1190,16 @@ static void print_summary(const struct service *sv, const struct expect *x,
 		    (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
 		    100.0 * (double)sv->cpu_ns / (double)sv->wall_ns,
 		    (double)ss->max_behind_ns / 1e6);
+	if (sv->steady_n == 2 && sv->steady[1].hb > sv->steady[0].hb) {
+		const struct steady *s0 = &sv->steady[0], *s1 = &sv->steady[1];
+		double hbs = (double)(s1->hb - s0->hb);
+
+		report_line("steady cpu", "per heartbeat: %.0f ns of the service, %.0f ns of the"
+			    " machine (clients included); over %.1f s and %s heartbeats after"
+			    " the logins", (double)(s1->cpu - s0->cpu) / hbs,
+			    (double)(s1->sys - s0->sys) / hbs, (double)(s1->t - s0->t) / 1e9,
+			    fmt_count(a, s1->hb - s0->hb));
+	}
 	if (o->upgrade_ns)
 		check_line("restart", v->ok_upgrade, "re-executed at t=%.1f s, back %.1f ms later;"
 			   " %s ids in the wheels before, %s after",
