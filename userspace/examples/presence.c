@@ -88,6 +88,7 @@ struct opts {
 	const char *udp;	/* the service's IPv4 address: UDP heartbeats */
 	uint64_t port;
 	const char *netns;	/* the clients' network namespace */
+	const char *raw;	/* the clients' interface for AF_PACKET frames */
 	const char *xdp;	/* the interface of the XDP program */
 	struct sockaddr_in addr;	/* udp:port */
 };
@@ -143,6 +144,9 @@ static void usage(FILE *f, int status)
 "  --port N              UDP port of the heartbeats (default 7777)\n"
 "  --client-netns PATH   the clients send from this network namespace\n"
 "                        (/run/netns/NAME), with --udp\n"
+"  --client-raw IFACE    the clients write whole frames to IFACE (AF_PACKET),\n"
+"                        past their own IP and UDP layers: a cheaper load\n"
+"                        generator (with --udp)\n"
 "  --xdp IFACE           with --udp: an XDP program on IFACE touches the users\n"
 "                        the wheels have and drops their heartbeats (the\n"
 "                        module must have BTF); the service sees the rest\n"
@@ -163,8 +167,8 @@ static void check_opts(struct opts *o)
 		usage_error("--interval must be at most half of --timeout");
 	if (o->interval_ns * 2 > o->away_ns)
 		usage_error("--interval must be at most half of --away");
-	if ((o->xdp || o->netns) && !o->udp)
-		usage_error("--xdp and --client-netns go with --udp");
+	if ((o->xdp || o->netns || o->raw) && !o->udp)
+		usage_error("--xdp, --client-netns and --client-raw go with --udp");
 	if (o->udp && net_addr(o->udp, o->port, &o->addr) < 0)
 		usage_error("invalid value for --udp: '%s'", o->udp);
 }
@@ -193,6 +197,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "udp", OPT_STRING, .dst = &o->udp },
 		{ "port", OPT_U64, &o->port, .min = 1, .max = 65535, .def = "7777" },
 		{ "client-netns", OPT_STRING, .dst = &o->netns },
+		{ "client-raw", OPT_STRING, .dst = &o->raw },
 		{ "xdp", OPT_STRING, .dst = &o->xdp },
 		{ NULL },
 	};
@@ -962,7 +967,7 @@ static pid_t start_clients(struct service *sv, int pair[2], struct sender_stats 
 		close(sv->away_fd);
 		signal(SIGTERM, SIG_DFL);
 		if (sv->o->udp)
-			pair[1] = net_client(sv->o->netns, &sv->o->addr);
+			pair[1] = net_client(sv->o->netns, sv->o->raw, &sv->o->addr);
 		run_clients(pair[1], sv->o, sv->t0, ss);
 		_exit(0);
 	}
