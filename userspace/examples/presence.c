@@ -90,6 +90,7 @@ struct opts {
 	const char *netns;	/* the clients' network namespace */
 	const char *raw;	/* the clients' interface for AF_PACKET frames */
 	const char *xdp;	/* the interface of the XDP program */
+	int sink;		/* --xdp-sink */
 	struct sockaddr_in addr;	/* udp:port */
 };
 
@@ -150,6 +151,10 @@ static void usage(FILE *f, int status)
 "  --xdp IFACE           with --udp: an XDP program on IFACE touches the users\n"
 "                        the wheels have and drops their heartbeats (the\n"
 "                        module must have BTF); the service sees the rest\n"
+"  --xdp-sink            with --xdp: the program drops every heartbeat and\n"
+"                        touches nothing, so nobody logs in: the cost of the\n"
+"                        clients and of the packets up to XDP, a baseline for\n"
+"                        the steady CPU per heartbeat (nothing verified)\n"
 "  --quiet               no progress lines\n"
 "  --help                this text\n"
 "\n"
@@ -169,6 +174,8 @@ static void check_opts(struct opts *o)
 		usage_error("--interval must be at most half of --away");
 	if ((o->xdp || o->netns || o->raw) && !o->udp)
 		usage_error("--xdp, --client-netns and --client-raw go with --udp");
+	if (o->sink && !o->xdp)
+		usage_error("--xdp-sink goes with --xdp");
 	if (o->udp && net_addr(o->udp, o->port, &o->addr) < 0)
 		usage_error("invalid value for --udp: '%s'", o->udp);
 }
@@ -199,6 +206,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "client-netns", OPT_STRING, .dst = &o->netns },
 		{ "client-raw", OPT_STRING, .dst = &o->raw },
 		{ "xdp", OPT_STRING, .dst = &o->xdp },
+		{ "xdp-sink", OPT_FLAG, .dst = &o->sink },
 		{ NULL },
 	};
 
@@ -1061,8 +1069,8 @@ static void run_service(struct service *sv, int ep, const struct expect *x,
 		if (sv->o->upgrade_ns && !sv->upgraded && now >= sv->t0 + sv->o->upgrade_ns)
 			upgrade(sv);
 		/* settle: wait (up to --max-late-ms) for late expirations */
-		if (now >= t_end && ((sv->silent_off == x->silent && sv->idle_away == x->idle_away) ||
-				     now >= t_settle))
+		if (now >= t_end && (sv->o->sink || now >= t_settle ||
+				     (sv->silent_off == x->silent && sv->idle_away == x->idle_away)))
 			break;
 	}
 	/* the process's CPU time: it goes on across an execve() */
@@ -1153,6 +1161,40 @@ static void print_udp(const struct service *sv, const struct sender_stats *ss,
 		    (uint64_t)sv->st_away.bpf_touches, (uint64_t)sv->st_away.bpf_absent);
 }
 
+/* The steady phase's CPU per heartbeat, if the run reached it. */
+static void print_steady(const struct service *sv)
+{
+	const struct steady *s0 = &sv->steady[0], *s1 = &sv->steady[1];
+	double hbs = (double)(s1->hb - s0->hb);
+	char a[32];
+
+	if (sv->steady_n != 2 || s1->hb <= s0->hb)
+		return;
+	report_line("steady cpu", "per heartbeat: %.0f ns of the service, %.0f ns of the"
+		    " machine (clients included); over %.1f s and %s heartbeats after"
+		    " the logins", (double)(s1->cpu - s0->cpu) / hbs,
+		    (double)(s1->sys - s0->sys) / hbs, (double)(s1->t - s0->t) / 1e9,
+		    fmt_count(a, s1->hb - s0->hb));
+}
+
+/* --xdp-sink: what the clients and their packets cost, nothing verified. */
+static void print_baseline(const struct service *sv, const struct sender_stats *ss)
+{
+	struct net_counts c;
+	char a[32];
+
+	net_xdp_counts(sv->np, &c);
+	printf("presence: baseline (--xdp-sink)\n");
+	report_line("xdp sink", "%s heartbeats dropped untouched on %s, %" PRIu64
+		    " up to the service, %" PRIu64 " other packets",
+		    fmt_count(a, c.dropped), sv->o->xdp, sv->hb, c.other);
+	report_line("service cpu", "%.1f s over %.1f s; clients worst lag %.0f ms",
+		    (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
+		    (double)ss->max_behind_ns / 1e6);
+	print_steady(sv);
+	printf("presence: baseline, not verified\n");
+}
+
 static void print_summary(const struct service *sv, const struct expect *x,
 			  const struct sender_stats *ss, const struct verdict *v)
 {
@@ -1195,16 +1237,7 @@ static void print_summary(const struct service *sv, const struct expect *x,
 		    (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
 		    100.0 * (double)sv->cpu_ns / (double)sv->wall_ns,
 		    (double)ss->max_behind_ns / 1e6);
-	if (sv->steady_n == 2 && sv->steady[1].hb > sv->steady[0].hb) {
-		const struct steady *s0 = &sv->steady[0], *s1 = &sv->steady[1];
-		double hbs = (double)(s1->hb - s0->hb);
-
-		report_line("steady cpu", "per heartbeat: %.0f ns of the service, %.0f ns of the"
-			    " machine (clients included); over %.1f s and %s heartbeats after"
-			    " the logins", (double)(s1->cpu - s0->cpu) / hbs,
-			    (double)(s1->sys - s0->sys) / hbs, (double)(s1->t - s0->t) / 1e9,
-			    fmt_count(a, s1->hb - s0->hb));
-	}
+	print_steady(sv);
 	if (o->upgrade_ns)
 		check_line("restart", v->ok_upgrade, "re-executed at t=%.1f s, back %.1f ms later;"
 			   " %s ids in the wheels before, %s after",
@@ -1245,7 +1278,7 @@ int main(int argc, char **argv)
 		sv.np = open_net();
 		if (o.xdp)
 			net_xdp_attach(sv.np, o.xdp, sv.off_fd, sv.away_fd, (uint16_t)o.port,
-				       o.users);
+				       o.users, o.sink);
 		print_plan(&o, &x);
 		start_clients(&sv, pair, &sd->ss);
 		sv.cpu0 = cpu_self_ns();
@@ -1257,6 +1290,11 @@ int main(int argc, char **argv)
 	stop_clients(&sv);
 	sample_stats(&sv, &(uint64_t){ 0 }, &(uint64_t){ 0 });
 
+	if (o.sink) {
+		print_baseline(&sv, &sd->ss);
+		net_xdp_detach(sv.np);
+		return 0;
+	}
 	verify(&sv, &x, &sd->ss, &v);
 	print_summary(&sv, &x, &sd->ss, &v);
 	net_xdp_detach(sv.np);

@@ -306,10 +306,11 @@ static inline void net_map_stamps(struct net_path *np, uint64_t users)
 
 /*
  * Load the XDP program for the wheels @off_fd and @away_fd, the port and
- * @users users, and attach it to @ifname.
+ * @users users, and attach it to @ifname; with @sink, one that drops every
+ * heartbeat untouched.
  */
 static inline void net_xdp_attach(struct net_path *np, const char *ifname, int off_fd,
-				  int away_fd, uint16_t port, uint64_t users)
+				  int away_fd, uint16_t port, uint64_t users, int sink)
 {
 	np->ifindex = (int)if_nametoindex(ifname);
 	if (!np->ifindex)
@@ -321,6 +322,7 @@ static inline void net_xdp_attach(struct net_path *np, const char *ifname, int o
 	np->skel->rodata->away_handle = net_handle(away_fd);
 	np->skel->rodata->users = users;
 	np->skel->rodata->port = htons(port);
+	np->skel->rodata->sink = !!sink;
 	if (bpf_map__set_max_entries(np->skel->maps.stamps, (uint32_t)users) ||
 	    presence_xdp__load(np->skel))
 		die("%s: loading the XDP program failed (is the module's BTF loaded?)", prog);

@@ -13,6 +13,9 @@
  * back after going offline or away) reaches the service's socket, which
  * arms it with write(); so does any packet that is not a heartbeat.
  *
+ * With sink set (presence --xdp-sink, a baseline of the clients' cost) it
+ * drops every heartbeat untouched.
+ *
  * The service sets the handles, the port and the number of users before
  * loading (read-only data), and sizes the stamps to the number of users.
  * GPL-compatible: kfuncs are for GPL-compatible programs only.
@@ -37,6 +40,7 @@ const volatile __u64 off_handle;	/* TWHEEL_IOC_BPF_HANDLE of each wheel */
 const volatile __u64 away_handle;
 const volatile __u64 users;		/* ids are 0 .. users - 1 */
 const volatile __u16 port;		/* network byte order */
+const volatile __u8 sink;		/* --xdp-sink: drop, touch nothing */
 
 /* When the program last touched each user, on CLOCK_MONOTONIC. */
 struct {
@@ -103,6 +107,10 @@ int presence_xdp(struct xdp_md *ctx)
 	    udp->dest != port || udp->len != bpf_htons(sizeof(*udp) + sizeof(msg))) {
 		count(&other);
 		return XDP_PASS;
+	}
+	if (sink) {
+		count(&dropped);
+		return XDP_DROP;
 	}
 	__builtin_memcpy(&msg, udp + 1, sizeof(msg));
 	return heartbeat(bpf_be64_to_cpu(msg));

@@ -194,6 +194,7 @@ usage_checks() {
 		"presence extra" "presence --users" "presence --upgrade-at 20 --duration 10" \
 		"presence --xdp lo" "presence --udp 10.0.0.300" "presence --udp 127.0.0.1 --port 0" \
 		"presence --udp 127.0.0.1 --xdp lo --upgrade-at 5" \
+		"presence --udp 127.0.0.1 --xdp-sink" \
 		"idle-reaper --conns -1" \
 		"idle-reaper --timeout" "idle-reaper --quiet-fraction 1.5" "orders" \
 		"orders frob --db x" "orders check" "orders pay --db x" \
@@ -247,6 +248,25 @@ presence_xdp() {
 	ip -n $XDP_NS -s link show twhb1 | tail -n 4
 	return $rc
 }
+# --xdp-sink, the baseline of the steady CPU per heartbeat: every
+# heartbeat dropped untouched, nothing up to the service, nobody armed.
+presence_sink() {
+	timeout -s KILL 120 "$here/presence" --users 2000 --timeout 3 --interval 1 \
+		--away 6 --duration 8 --udp 10.201.0.1 --client-netns /run/netns/$XDP_NS \
+		--xdp twhb0 --xdp-sink --quiet > "$tmp/sink.out" 2>&1
+	rc=$?
+	cat "$tmp/sink.out"
+	[ $rc -eq 0 ] || { echo "exit status $rc"; return 1; }
+	line=$(grep 'xdp sink' "$tmp/sink.out")
+	dropped=$(sed -n 's/.*xdp sink *\([0-9,]*\) heartbeats dropped.*/\1/p' "$tmp/sink.out" | tr -d ,)
+	[ "${dropped:-0}" -ge 2000 ] || { echo "fewer heartbeats dropped than users"; return 1; }
+	case $line in
+	*", 0 up to the service"*) ;;
+	*) echo "a heartbeat got through"; return 1 ;;
+	esac
+	grep -q '^  steady cpu ' "$tmp/sink.out" || { echo "no steady CPU line"; return 1; }
+	grep -q '^presence: baseline, not verified$' "$tmp/sink.out"
+}
 name="presence --xdp: $users users, one datagram per heartbeat through a veth pair, known users touched by XDP"
 if [ ! -e /sys/kernel/btf/twheel ]; then
 	skip "- $name" "the module has no BTF (make BTF=1)"
@@ -258,6 +278,9 @@ else
 	log=$tmp/xdp.log
 	presence_xdp >"$log" 2>&1
 	report "$name" $? "$log"
+	log=$tmp/xdp-sink.log
+	presence_sink >"$log" 2>&1
+	report "presence --xdp-sink: the baseline drops every heartbeat, none reaches the service" $? "$log"
 	xdp_net_down
 fi
 
