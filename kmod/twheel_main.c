@@ -10,12 +10,14 @@
  *
  * Locking rules
  * -------------
- * wh->lock, a mutex, protects the wheel, the index, the configuration and
- * the counters of one fd.  It is only taken in process context, by the
- * tasks that use the fd, and the work a wheel defers is theirs to do: the
- * hrtimer callback only sets wh->due and wakes the wait queue (or, with
- * events queued unread, queues the work item, below), and the next call on
- * the fd that takes the lock (read, poll, write, ARM, CANCEL,
+ * wh->lock, a spinlock taken with softirqs off (tw_spin_lock()), protects
+ * the wheel, the index, the configuration and the counters of one fd.  No
+ * hold sleeps (below), so a spinlock serves, and the BPF touch takes it
+ * from softirq context (below).  Otherwise it is taken in process context,
+ * by the tasks that use the fd, and the work a wheel defers is theirs to
+ * do: the hrtimer callback only sets wh->due and wakes the wait queue (or,
+ * with events queued unread, queues the work item, below), and the next
+ * call on the fd that takes the lock (read, poll, write, ARM, CANCEL,
  * QUERY, GET_STATS) first runs the expiry that is due (tw_run_due()), at
  * its caller's priority and charged to its caller's cgroup.  One work
  * item remains, on an unbound worker at normal priority, for what no call
@@ -26,6 +28,19 @@
  * edge-triggered epoll): an event it queues is the edge, and if it queues
  * none, a wake hands the rest to the waiters, whose poll or read pays for
  * it (tw_work_fn()).
+ *
+ * The BPF touch, bpf_twheel_touch() from XDP and TC programs in softirq
+ * context, takes wh->lock for one touch of an id the wheel has, with
+ * write()'s semantics, in O(1): it runs none of the expiry that is due
+ * (that stays the owner's, as above), allocates nothing and creates no
+ * id.  With expiry due, the id it touches may sit in a due slot with a
+ * deadline passed; its deadline moves anyway (a touch before the expiry
+ * ran), and the owner's next run re-slots it.  An event it discards may
+ * leave the queue empty while the work item is queued for it: the work
+ * item then wakes the waiters as the hrtimer would have.  The kfunc finds
+ * the wheel by its handle in tw_exports (an xarray, with its own lock)
+ * under RCU.
+ *
  * Exceptions: the wait queue has its own lock, timer_fires is written only
  * by the hrtimer callback, wh->due is set by it and cleared under the lock,
  * the per-user and global id counts are atomics, and tw_users_lock (a
@@ -44,14 +59,15 @@
  * without reclaim, and an index growth it cannot do so is left to the work
  * (tw_grow(), charged to the opener's memory cgroup); wh->full, written
  * under the lock and read by poll() without it, keeps EPOLLOUT off until
- * it is done.  It does take wh->lock with mutex_lock(): no hold sleeps
- * (nodes come from the cache without reclaim, or are allocated unlocked
- * by tw_spare(); index tables are allocated with the lock dropped, and
- * the index's room is judged again once it is back, tw_maintain(); user
- * memory is only copied with page faults disabled), so waiting for the
- * lock is waiting for a bounded run of CPU work, as for a spinlock; a
- * trylock lost to another call would instead bounce an io_uring request
- * through its poll again and again, then hand it to a worker thread.
+ * it is done.  It does take wh->lock: no hold sleeps (nodes come from the
+ * cache without reclaim, or are allocated unlocked by tw_spare(); index
+ * tables are allocated with the lock dropped, and the index's room is
+ * judged again once it is back, tw_maintain(); tables let go of are freed
+ * after the unlock, tw_free_later(); user memory is only copied with page
+ * faults disabled), so waiting for the lock is waiting for a bounded run
+ * of CPU work; a trylock lost to another call would instead bounce an
+ * io_uring request through its poll again and again, then hand it to a
+ * worker thread.
  *
  * No user memory is touched with the lock held, with one exception that
  * cannot sleep: read() copies events to the user with page faults disabled,
@@ -62,13 +78,18 @@
  * before the lock is taken; results are copied out after it is dropped.
  *
  * Teardown: release() marks the wheel closing (so nothing re-arms the
- * hrtimer or queues the work), cancels the hrtimer, then the work, then
- * frees every node without the lock (nothing else can reach the wheel any
+ * hrtimer or queues the work, and a BPF touch gets -ESRCH), ends the BPF
+ * export (out of tw_exports, then an RCU grace period: no kfunc is in
+ * the wheel any more), cancels the hrtimer, then the work, then frees
+ * every node without the lock (nothing else can reach the wheel any
  * more).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <linux/btf_ids.h>
 #include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -78,7 +99,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
+#include <linux/namei.h>
 #include <linux/overflow.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
@@ -94,8 +115,10 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <linux/twheel.h>
 
+#include "twheel_bpf.h"
 #include "twheel_core.h"
 
 #define CREATE_TRACE_POINTS
@@ -239,7 +262,7 @@ static DEFINE_HASHTABLE(tw_users, 6);
 static DEFINE_SPINLOCK(tw_users_lock);
 
 struct twheel {
-	struct mutex lock;	/* see the locking rules above */
+	spinlock_t lock;	/* see the locking rules above */
 	struct twheel_config cfg;
 	struct tw_index idx;
 	wait_queue_head_t wq;
@@ -262,6 +285,8 @@ struct twheel {
 	u64 runs, hold_max;
 	u64 work_runs, work_ns;	/* the work item's runs and time */
 	unsigned long work_mpos;	/* the resize's position at its last run */
+	u64 handle;		/* BPF export handle, 0 until exported */
+	u64 bpf_touches, bpf_absent;
 	struct tw_wheel w;	/* last: it holds the slot array */
 };
 
@@ -435,23 +460,43 @@ static void tw_rearm(struct twheel *wh)
 	hrtimer_start(&wh->timer, ns_to_ktime(at), HRTIMER_MODE_ABS);
 }
 
-/* Keep @old, an index table a migration let go of, to free unlocked. */
+/*
+ * Keep @old, an index table a migration let go of, to free unlocked: the
+ * tables to free are chained through their first bytes (a table has at
+ * least TW_IDX_MIN entries, and nothing reads a retired one).
+ */
 static void tw_free_later(struct twheel *wh, struct tw_ent *old)
 {
 	if (old) {
-		kvfree(wh->garbage);	/* never more than one in practice */
+		*(struct tw_ent **)old = wh->garbage;
 		wh->garbage = old;
 	}
 }
 
+/*
+ * Take the wheel's lock.  Softirqs are off while it is held, so that
+ * softirq context may take it too (see the locking rules above).
+ */
+static void tw_spin_lock(struct twheel *wh)
+	__acquires(&wh->lock)
+{
+	spin_lock_bh(&wh->lock);
+}
+
 /* Drop the lock, then free what was unlinked under it. */
-static void tw_mutex_unlock(struct twheel *wh)
+static void tw_spin_unlock(struct twheel *wh)
+	__releases(&wh->lock)
 {
 	struct tw_ent *garbage = wh->garbage;
 
 	wh->garbage = NULL;
-	mutex_unlock(&wh->lock);
-	kvfree(garbage);
+	spin_unlock_bh(&wh->lock);
+	while (garbage) {
+		struct tw_ent *next = *(struct tw_ent **)garbage;
+
+		kvfree(garbage);
+		garbage = next;
+	}
 }
 
 /* The index switched to a new table; the work finishes if the calls stop. */
@@ -484,15 +529,15 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 		case TW_UPKEEP_MIGRATED:
 			tw_free_later(wh, old);
 			if (x->old) {
-				tw_mutex_unlock(wh);
+				tw_spin_unlock(wh);
 				cond_resched();
-				mutex_lock(&wh->lock);
+				tw_spin_lock(wh);
 			}
 			break;
 		default:	/* TW_UPKEEP_ALLOC */
-			tw_mutex_unlock(wh);
+			tw_spin_unlock(wh);
 			tab = tw_tab_alloc(size, TW_GFP_GROW);
-			mutex_lock(&wh->lock);
+			tw_spin_lock(wh);
 			if (!tab) {
 				tw_free_later(wh, tw_index_migrate_batch(x, ids));
 				return;
@@ -500,7 +545,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 			if (tw_index_offer(x, ids, tab, size))
 				tw_resize_started(wh);
 			else
-				kvfree(tab);
+				tw_free_later(wh, tab);	/* kvfree() may sleep */
 		}
 	}
 }
@@ -583,12 +628,13 @@ static __poll_t tw_wake_mask(struct twheel *wh)
 }
 
 static void tw_unlock(struct twheel *wh)
+	__releases(&wh->lock)
 {
 	__poll_t wake;
 
 	tw_rearm(wh);
 	wake = tw_wake_mask(wh);
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
 	if (wake)
 		wake_up_poll(&wh->wq, wake);
 }
@@ -643,10 +689,11 @@ static bool tw_expire_batch(struct twheel *wh, bool wake, unsigned int nodes)
 
 /* Between two bounded holds: let the others have the lock and the CPU. */
 static void tw_relock(struct twheel *wh)
+	__must_hold(&wh->lock)
 {
 	tw_unlock(wh);
 	cond_resched();
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 }
 
 /*
@@ -683,13 +730,15 @@ static void tw_run_due(struct twheel *wh, bool all, bool wake)
 
 /* Take the lock, and do the expiry work that is due. */
 static void tw_lock_due(struct twheel *wh)
+	__acquires(&wh->lock)
 {
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	tw_run_due(wh, true, true);
 }
 
 /* Take the lock for a chunk of @ids operations; returns the time. */
 static u64 tw_lock(struct twheel *wh, unsigned long ids)
+	__acquires(&wh->lock)
 {
 	u64 now;
 
@@ -703,9 +752,11 @@ static u64 tw_lock(struct twheel *wh, unsigned long ids)
 /*
  * tw_lock() for an IOCB_NOWAIT caller about to add up to @ids ids: false,
  * without allocating with reclaim, if the index has no room for them until
- * the work grows it (poll() reports EPOLLOUT again then).
+ * the work grows it (poll() reports EPOLLOUT again then).  The lock is
+ * held on return either way.
  */
 static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
+	__acquires(&wh->lock)
 {
 	tw_lock_due(wh);
 	/* ids past max_ids fail with ENOSPC, they need no room */
@@ -713,7 +764,6 @@ static bool tw_lock_nowait(struct twheel *wh, u64 ids, u64 *now)
 	tw_maintain_nowait(wh, ids);
 	if (!tw_index_room_for(&wh->idx, ids)) {
 		tw_wait_room(wh, ids);
-		tw_mutex_unlock(wh);
 		return false;
 	}
 	*now = tw_now(wh);
@@ -819,6 +869,19 @@ static void tw_node_free(struct twheel *wh, struct tw_ent *e)
 	tw_uncharge(wh, 1);
 }
 
+/* Count what tw_wheel_set() or tw_wheel_place() did to @e's id. */
+static void tw_count_set(struct twheel *wh, struct tw_ent *e,
+			 unsigned int did, u64 deadline, u64 now)
+{
+	if (did & TW_SET_DISCARDED)
+		wh->discarded++;
+	if (did & TW_SET_EXPIRED) {
+		trace_twheel_expire(wh->wid, e->id, deadline, now);
+		wh->expirations++;
+		wh->wake = true;
+	}
+}
+
 /*
  * Set @id's deadline (and data, unless @data is NULL), creating it if
  * absent, by the core's policy (tw_wheel_set(): a later deadline of an
@@ -846,13 +909,7 @@ static struct tw_ent *tw_set(struct twheel *wh, u64 id, u64 deadline,
 	}
 	if (data)
 		e->node->data = *data;
-	if (did & TW_SET_DISCARDED)
-		wh->discarded++;
-	if (did & TW_SET_EXPIRED) {
-		trace_twheel_expire(wh->wid, e->id, deadline, now);
-		wh->expirations++;
-		wh->wake = true;
-	}
+	tw_count_set(wh, e, did, deadline, now);
 	return e;
 }
 
@@ -942,6 +999,7 @@ static ssize_t tw_write_iter(struct kiocb *iocb, struct iov_iter *from)
 			/* room for the whole write: a short count is rare */
 			if (!tw_lock_nowait(wh, done ? n : (count - done) / sizeof(u64),
 					    &now)) {
+				tw_spin_unlock(wh);
 				iov_iter_revert(from, got);
 				err = -EAGAIN;
 				break;
@@ -1004,7 +1062,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		size_t copied;
 
 		if (tw_due(wh) && !tw_has_events(wh)) {
-			mutex_lock(&wh->lock);
+			tw_spin_lock(wh);
 			tw_run_due(wh, false, true);
 			tw_unlock(wh);
 		}
@@ -1027,7 +1085,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			if (!safe)
 				break;
 		}
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		for (node = tw_ready_first(&wh->w); node;
 		     node = tw_ready_next(&wh->w, node)) {
 			if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
@@ -1061,7 +1119,7 @@ static ssize_t tw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			tw_maintain_nowait(wh, 0);
 		else
 			tw_maintain(wh, ok);
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		done += ok * sz;
 		safe = ok < n ? 0 : safe - ok * sz;	/* a page went away */
 		if (!nowait)
@@ -1078,7 +1136,7 @@ static __poll_t tw_poll(struct file *file, struct poll_table_struct *wait)
 	poll_wait(file, &wh->wq, wait);
 	/* the expiry that is due, before the answer (tw_timer_fn()) */
 	if (tw_due(wh) && !tw_has_events(wh)) {
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		tw_run_due(wh, true, false);
 		tw_unlock(wh);
 	}
@@ -1111,7 +1169,7 @@ static void tw_work_fn(struct work_struct *work)
 	unsigned int holds = 0;
 	bool hand_over = false;
 
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	if (wh->grow && !wh->closing)
 		tw_grow(wh);	/* drops the lock while it allocates */
 	/*
@@ -1130,6 +1188,12 @@ static void tw_work_fn(struct work_struct *work)
 			smp_store_release(&wh->due, false);
 		else
 			hand_over = wh->expirations == expired;
+	} else if (READ_ONCE(wh->due) && !wh->closing) {
+		/*
+		 * A BPF touch discarded the events since the hrtimer queued
+		 * this: no edge to fear, wake as the hrtimer would have.
+		 */
+		hand_over = true;
 	}
 	if (x->old && x->mpos == wh->work_mpos) {
 		while (x->old && holds++ < TW_WORK_HOLDS && !wh->closing) {
@@ -1162,7 +1226,7 @@ static u64 tw_mem_bytes(const struct twheel *wh)
 static void tw_get_stats(struct twheel *wh, struct twheel_stats *st, bool run)
 {
 	memset(st, 0, sizeof(*st));
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	if (run)
 		tw_run_due(wh, true, true);
 	st->armed = wh->w.nr_armed;
@@ -1181,6 +1245,8 @@ static void tw_get_stats(struct twheel *wh, struct twheel_stats *st, bool run)
 	st->hold_max_ns = wh->hold_max;
 	st->work_runs = wh->work_runs;
 	st->work_ns = wh->work_ns;
+	st->bpf_touches = wh->bpf_touches;
+	st->bpf_absent = wh->bpf_absent;
 	tw_unlock(wh);
 }
 
@@ -1199,11 +1265,11 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	    c.flags || memchr_inv(c.reserved, 0, sizeof(c.reserved)))
 		return -EINVAL;
 
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	if ((wh->idx.nr && (c.tick_ns != wh->cfg.tick_ns ||
 			    c.clockid != wh->cfg.clockid)) ||
 	    c.max_ids < wh->idx.nr) {
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		return -EBUSY;
 	}
 	if (c.clockid != wh->cfg.clockid) {
@@ -1216,7 +1282,7 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	if (!wh->idx.nr)
 		tw_wheel_init(&wh->w, c.tick_ns, tw_now(wh), &wh->idx,
 			      tw_wheel_sentinel(&wh->w));
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
 	return 0;
 }
 
@@ -1393,7 +1459,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 		unsigned long slots = TW_DUMP_SLOTS, nr, i;
 		u64 cursor = d.cursor;
 
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		nr = tw_index_dump(&wh->idx, &cursor, ents, room, &slots);
 		memset(out, 0, nr * sizeof(out[0]));
 		for (i = 0; i < nr; i++) {
@@ -1402,7 +1468,7 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 			out[i].data = ents[i].node->data;
 			out[i].flags = TWHEEL_ARM_ABSTIME;
 		}
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		if (!nr && cursor != TW_CURSOR_END && slots) {
 			/* room for one and two ids in the cell with no odd cursor */
 			if (!done)
@@ -1433,6 +1499,166 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 	return err;
 }
 
+/*
+ * The BPF export (TWHEEL_IOC_BPF_HANDLE, bpf_twheel_touch()).  An exported
+ * wheel is in tw_exports under its handle, which a counter hands out: not
+ * zero, unique for the boot, never reused.  The kfunc finds the wheel
+ * under RCU and touches it under its lock, like one id of a write(); the
+ * export ends in release(), which takes the wheel out of tw_exports and
+ * waits for an RCU grace period before anything is freed.  The kfuncs are
+ * registered only if the module was built with BTF that the running
+ * kernel accepted; otherwise the ioctl fails with EOPNOTSUPP.
+ */
+static DEFINE_XARRAY(tw_exports);
+static atomic64_t tw_handles = ATOMIC64_INIT(0);
+static bool tw_bpf_ready;
+
+/*
+ * One touch from BPF: write()'s, for an id the wheel has.  A touch that
+ * only moves an armed id's deadline later (TW_SET_LAZY: a heartbeat's)
+ * changes no slot and queues no event: the hrtimer stays as it is and
+ * nobody is woken, so the lock is dropped without tw_unlock()'s re-arm.
+ */
+static int tw_bpf_touch(struct twheel *wh, u64 id)
+{
+	struct tw_ent *e;
+	unsigned int did;
+	u64 now, deadline;
+	int ret = 0;
+
+	tw_spin_lock(wh);
+	if (wh->closing) {
+		ret = -ESRCH;
+		goto out;
+	}
+	e = tw_index_find(&wh->idx, id);
+	if (!e) {
+		wh->bpf_absent++;
+		ret = -ENOENT;
+		goto out;
+	}
+	now = tw_now(wh);
+	tw_wheel_catch_up(&wh->w, now);
+	deadline = tw_deadline(now, wh->cfg.timeout_ns);
+	did = tw_wheel_set(&wh->w, e, deadline, now);
+	tw_count_set(wh, e, did, deadline, now);
+	wh->bpf_touches++;
+	if (trace_twheel_touch_enabled())
+		trace_twheel_touch(wh->wid, id, deadline, e->node->data);
+	if (!(did & TW_SET_LAZY)) {
+		tw_unlock(wh);
+		return 0;
+	}
+out:
+	tw_spin_unlock(wh);
+	return ret;
+}
+
+__diag_push();
+__diag_ignore_all("-Wmissing-prototypes",
+		  "Global functions as their definitions will be in twheel BTF");
+
+/**
+ * bpf_twheel_touch() - touch an id of an exported wheel, from XDP or TC
+ * @handle: the wheel's handle, from TWHEEL_IOC_BPF_HANDLE
+ * @id: the id
+ *
+ * write()'s touch for an ARMED or EXPIRED id: its deadline moves to now
+ * plus the wheel's timeout, and an expired id's queued event is
+ * discarded.  It never sleeps and never allocates; an absent id is not
+ * created (the program passes its packet up, and the service arms it).
+ *
+ * Return: 0; -ENOENT if the wheel has no such id; -ESRCH if no exported
+ * wheel has @handle (any more).
+ */
+noinline int bpf_twheel_touch(u64 handle, u64 id)
+{
+	struct twheel *wh;
+	int ret = -ESRCH;
+
+	if (handle > ULONG_MAX)
+		return -ESRCH;
+	rcu_read_lock();
+	wh = xa_load(&tw_exports, (unsigned long)handle);
+	if (wh)
+		ret = tw_bpf_touch(wh, id);
+	rcu_read_unlock();
+	return ret;
+}
+
+__diag_pop();
+
+BTF_SET8_START(tw_kfunc_ids)
+BTF_ID_FLAGS(func, bpf_twheel_touch)
+BTF_SET8_END(tw_kfunc_ids)
+
+static const struct btf_kfunc_id_set tw_kfunc_set = {
+	.owner	= THIS_MODULE,
+	.set	= &tw_kfunc_ids,
+};
+
+/*
+ * Register the kfunc for XDP and TC programs.  The module's BTF is needed:
+ * without it (a build without BTF, or BTF the running kernel refused, as
+ * one built against another kernel is), register_btf_kfunc_id_set() only
+ * warns, so the module checks first that its BTF was loaded: the kernel
+ * then shows it as /sys/kernel/btf/twheel.
+ */
+static void tw_bpf_init(void)
+{
+	struct path path;
+	int err;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_INFO_BTF_MODULES) || BITS_PER_LONG < 64 ||
+	    kern_path("/sys/kernel/btf/" KBUILD_MODNAME, 0, &path)) {
+		pr_info("no module BTF: the BPF touch is unavailable (TWHEEL_IOC_BPF_HANDLE fails with EOPNOTSUPP)\n");
+		return;
+	}
+	path_put(&path);
+	err = register_btf_kfunc_id_set(BPF_PROG_TYPE_XDP, &tw_kfunc_set);
+	if (!err)
+		err = register_btf_kfunc_id_set(BPF_PROG_TYPE_SCHED_CLS,
+						&tw_kfunc_set);
+	if (err) {
+		pr_warn("registering bpf_twheel_touch failed (%d): the BPF touch is unavailable\n",
+			err);
+		return;
+	}
+	tw_bpf_ready = true;
+}
+
+/* TWHEEL_IOC_BPF_HANDLE: export the wheel (once) and return its handle. */
+static int tw_ioc_bpf_handle(struct twheel *wh, u64 __user *arg)
+{
+	u64 h = READ_ONCE(wh->handle);
+	int err;
+
+	if (!tw_bpf_ready)
+		return -EOPNOTSUPP;
+	if (!h) {
+		h = atomic64_inc_return(&tw_handles);
+		err = xa_insert(&tw_exports, (unsigned long)h, wh,
+				GFP_KERNEL_ACCOUNT);
+		if (err)
+			return err;
+		/* another thread exported it first: keep its handle */
+		if (cmpxchg(&wh->handle, 0, h)) {
+			xa_erase(&tw_exports, (unsigned long)h);
+			h = READ_ONCE(wh->handle);
+		}
+	}
+	return put_user(h, arg);
+}
+
+/* End the export: no kfunc can reach the wheel once this returns. */
+static void tw_bpf_unexport(struct twheel *wh)
+{
+	if (!wh->handle)
+		return;
+	xa_erase(&tw_exports, (unsigned long)wh->handle);
+	synchronize_rcu();
+}
+
 static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct twheel *wh = file->private_data;
@@ -1444,9 +1670,9 @@ static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case TWHEEL_IOC_GET_CONFIG: {
 		struct twheel_config c;
 
-		mutex_lock(&wh->lock);
+		tw_spin_lock(wh);
 		c = wh->cfg;
-		tw_mutex_unlock(wh);
+		tw_spin_unlock(wh);
 		return copy_to_user(uarg, &c, sizeof(c)) ? -EFAULT : 0;
 	}
 	case TWHEEL_IOC_ARM:
@@ -1463,6 +1689,8 @@ static long tw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 	case TWHEEL_IOC_DUMP:
 		return tw_ioc_dump(wh, uarg);
+	case TWHEEL_IOC_BPF_HANDLE:
+		return tw_ioc_bpf_handle(wh, uarg);
 	}
 	return -ENOTTY;
 }
@@ -1475,9 +1703,9 @@ static void tw_show_fdinfo(struct seq_file *m, struct file *file)
 
 	/* another process may read it: it does not run this wheel's expiry */
 	tw_get_stats(wh, &st, false);
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	c = wh->cfg;
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
 	seq_printf(m, "tick_ns:\t%llu\ntimeout_ns:\t%llu\nclockid:\t%u\n",
 		   c.tick_ns, c.timeout_ns, c.clockid);
 	seq_printf(m, "max_ids:\t%llu\nconfig_flags:\t%u\narmed:\t%llu\npending:\t%llu\n",
@@ -1508,7 +1736,7 @@ static int tw_open(struct inode *inode, struct file *file)
 	wh->user = tw_user_get(current_uid());
 	if (!wh->user)
 		goto nomem;
-	mutex_init(&wh->lock);
+	spin_lock_init(&wh->lock);
 	init_waitqueue_head(&wh->wq);
 	INIT_DELAYED_WORK(&wh->work, tw_work_fn);
 	hrtimer_init(&wh->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
@@ -1543,9 +1771,10 @@ static int tw_release(struct inode *inode, struct file *file)
 	unsigned long pos = 0, nr = 0;
 	struct tw_node *n;
 
-	mutex_lock(&wh->lock);
+	tw_spin_lock(wh);
 	wh->closing = true;
-	tw_mutex_unlock(wh);
+	tw_spin_unlock(wh);
+	tw_bpf_unexport(wh);
 	hrtimer_cancel(&wh->timer);
 	cancel_delayed_work_sync(&wh->work);
 
@@ -1561,7 +1790,6 @@ static int tw_release(struct inode *inode, struct file *file)
 	kvfree(wh->idx.tab);
 	tw_user_put(wh->user);
 	mem_cgroup_put(wh->memcg);
-	mutex_destroy(&wh->lock);
 	kfree(wh);
 	atomic_dec(&tw_fds);
 	return 0;
@@ -1654,6 +1882,7 @@ static int __init tw_init(void)
 		kmem_cache_destroy(tw_node_cache);
 		return err;
 	}
+	tw_bpf_init();
 	tw_debugfs = debugfs_create_dir("twheel", NULL);
 	debugfs_create_file("users", 0400, tw_debugfs, NULL, &tw_users_fops);
 	return 0;

@@ -13,9 +13,10 @@
 #      builds the cached build directory, scripts/btf-kdir.sh, a minute)
 #   3. install paths: make install/uninstall, modinfo, DKMS, and the
 #      Debian packages (make deb, install, DKMS build, purge)
-#   4. guest: the module in a QEMU guest on Debian's stock 6.1 kernel
-#      (scripts/guest.sh): kselftests (64-bit and -m32), the user-space
-#      suites, module lifecycle, slab baseline, dmesg scan
+#   4. guest: the module (with BTF: the BPF touch) in a QEMU guest on
+#      Debian's stock 6.1 kernel (scripts/guest.sh): kselftests (64-bit
+#      and -m32), the user-space suites, module lifecycle, slab baseline,
+#      the module without BTF, dmesg scan
 # and ends with one line "N passed, N failed, N skipped" summing every tier.
 # Exits non-zero on any failure.
 set -uo pipefail
@@ -110,16 +111,21 @@ scripts/test-deb.sh "$kdir" | tee "$log/deb"
 add_counts "$log/deb" test-deb.sh
 
 tier "guest: build"
-if ! make -s KDIR="$kdir" modules || ! make -s -C selftests || ! make -s -C selftests m32 ||
-	! make -s -C userspace || ! make -s -C userspace/bench; then
-	not_ok "module, selftests and user space build"
+# The guest runs the module with BTF (make BTF=1: the BPF touch, the
+# bpf suite, the examples' --xdp and --tc), then once the module as
+# plain make and DKMS build it, without BTF (out/nobtf, scripts/guest.sh).
+if ! make -s KDIR="$kdir" modules || ! mkdir -p out/nobtf ||
+	! cp kmod/twheel.ko out/nobtf/twheel.ko ||
+	! make -s BTF=1 KVER="$kver" modules || ! make -s -C selftests ||
+	! make -s -C selftests m32 || ! make -s -C userspace || ! make -s -C userspace/bench; then
+	not_ok "module (with and without BTF), selftests and user space build"
 	summary
 fi
 
 tier "guest: QEMU ($kver, TCG)"
 out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check.XXXXXX)}
 scripts/vm.sh --kernel "$kimg" --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-2400}" \
-	-- scripts/guest.sh
+	-- scripts/guest.sh kmod/twheel.ko out/nobtf/twheel.ko
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
 [ $vm_rc -eq 0 ] || not_ok "the guest run passes (vm.sh exit $vm_rc; see $out/console.log)"

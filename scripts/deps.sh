@@ -64,6 +64,9 @@ packages=(
 	libelf-dev
 	pahole
 	bpftool
+	# BPF programs (clang -target bpf, bpftool gen skeleton, libbpf 1.1):
+	# selftests/twheel_bpf_test, presence --xdp
+	libbpf-dev
 	"$@"
 )
 

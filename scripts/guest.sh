@@ -5,7 +5,8 @@
 # scripts/check-debug.sh hand to scripts/vm.sh.  Runs inside the QEMU
 # guest, as root, from the repository root:
 #
-#   scripts/guest.sh [MODULE]          MODULE: default kmod/twheel.ko
+#   scripts/guest.sh [MODULE [NOBTF]]  MODULE: default kmod/twheel.ko;
+#                                      NOBTF: the module built without BTF
 #
 # It loads the module and runs the KUnit suite of twheel_kunit.ko if that
 # lies next to it (the debug kernel), checks that rmmod fails while an fd
@@ -14,8 +15,9 @@
 # userspace/examples) and the benchmark's sanity run
 # (userspace/bench/run_guest_short.sh), folding their totals into ours,
 # then checks that the node slab is back at its baseline, that rmmod works
-# once every fd is closed, module load/unload churn and, where kmemleak
-# is (the debug kernel), that it reports no leak.  Writes
+# once every fd is closed, module load/unload churn, the module without
+# BTF if NOBTF is given (and MODULE had BTF) and, where kmemleak is (the
+# debug kernel), that it reports no leak.  Writes
 # "pass N fail N skip N" to $TWHEEL_OUT/guest-results, ends with
 # "# guest: N passed, N failed[, N skipped]" and exits non-zero on any
 # failure.
@@ -25,6 +27,7 @@ set -u
 
 out=${TWHEEL_OUT:-/tmp}
 ko=${1:-kmod/twheel.ko}
+nobtf=${2:-}
 lib=$(dirname "$0")/lib
 # shellcheck source=scripts/lib/tap.sh
 . "$lib/tap.sh"
@@ -56,10 +59,19 @@ if [ -w "$kmemleak" ]; then
 	echo clear > "$kmemleak"
 	echo "# kmemleak: cleared"
 fi
+# twheel_bpf_test's softirq_race attaches to lo's ingress: lo up, and
+# the clsact qdisc and cls_bpf (modules on Debian's kernel, the guest
+# autoloads nothing; built into the debug kernel).
+ip link set lo up 2> /dev/null
+modprobe -q sch_ingress 2> /dev/null
+modprobe -q cls_bpf 2> /dev/null
 # The race suite needs two CPUs really running at once (vm.sh boots 2).
 check "the guest runs on 2 or more CPUs ($(nproc))" test "$(nproc)" -ge 2
 check "insmod $ko" insmod "$ko"
 check "/dev/twheel is a character device" test -c /dev/twheel
+had_btf=0
+[ -e /sys/kernel/btf/twheel ] && had_btf=1
+echo "# module BTF: $([ $had_btf = 1 ] && echo yes || echo no)"
 if ! module_loaded || [ ! -c /dev/twheel ]; then
 	finish
 fi
@@ -157,6 +169,30 @@ churn() {
 	done
 }
 check "insmod, open, close, rmmod x${TWHEEL_MODULE_CYCLES:-100}" churn
+
+# NOBTF, the module as plain make and DKMS build it, without BTF (MODULE
+# had it): it loads, says in dmesg that the BPF touch is unavailable,
+# registers no kfunc and fails TWHEEL_IOC_BPF_HANDLE with EOPNOTSUPP (the
+# abi suite's bpf_handle case checks that when it finds no
+# /sys/kernel/btf/twheel).
+nobtf_said() {
+	dmesg | grep -c "twheel: no module BTF: the BPF touch is unavailable"
+}
+nobtf_run() {
+	said=$(nobtf_said)
+	insmod "$nobtf" || return 1
+	[ "$(nobtf_said)" -eq $((said + 1)) ] && [ ! -e /sys/kernel/btf/twheel ] &&
+		selftests/twheel_abi_test > "$out/abi-nobtf.log" 2>&1
+	rc=$?
+	grep -E "bpf_handle|Totals" "$out/abi-nobtf.log"
+	rmmod twheel || return 1
+	return $rc
+}
+if [ -n "$nobtf" ] && [ "$had_btf" = 1 ]; then
+	check "without BTF ($nobtf): loads, says so, no kfunc, abi suite passes" nobtf_run
+elif [ -n "$nobtf" ]; then
+	not_ok "$ko has BTF (/sys/kernel/btf/twheel), to compare with $nobtf"
+fi
 
 # Debug kernel: scan, wait past kmemleak's minimum object age, scan again.
 if [ -w "$kmemleak" ]; then

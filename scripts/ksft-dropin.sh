@@ -71,7 +71,8 @@ copy() {
 		git ls-files -z -co --exclude-standard -- selftests |
 		tar --null -T - -cf - | tar -xf - -C "$ksft/twheel" --strip-components=1 &&
 		install -D -m 644 uapi/linux/twheel.h "$tree/usr/include/linux/twheel.h" &&
-		diff -r -q -x '*_test' -x m32 -x core selftests "$ksft/twheel"
+		diff -r -q -x '*_test' -x '*.bpf.o' -x '*.skel.h' -x m32 -x core selftests \
+			"$ksft/twheel"
 }
 t "selftests/ and usr/include/linux/twheel.h in a copy of $ksrc" copy copy ||
 	tap_bail_out ksft-dropin 5 "no scratch tree"

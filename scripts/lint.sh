@@ -14,7 +14,7 @@ cd "$top"
 kdir=${1:-${KDIR:-$(ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sort -V | tail -n 1)}}
 [ -n "$kdir" ] || { echo "lint.sh: no 6.1 kernel headers (run scripts/deps.sh)" >&2; exit 1; }
 ksrc=$(scripts/ksrc.sh) || exit 1
-src=(kmod/twheel_main.c kmod/twheel_core.c kmod/twheel_core.h kmod/twheel_kunit.c
+src=(kmod/twheel_main.c kmod/twheel_bpf.h kmod/twheel_core.c kmod/twheel_core.h kmod/twheel_kunit.c
      kmod/twheel_model.h kmod/twheel_trace.h
      uapi/linux/twheel.h)
 log=$(mktemp -d)

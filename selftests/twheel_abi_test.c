@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <time.h>
@@ -56,7 +57,9 @@ static_assert(offsetof(struct twheel_stats, discarded) == 80, "stats.discarded")
 static_assert(offsetof(struct twheel_stats, hold_max_ns) == 104, "stats.hold_max_ns");
 static_assert(offsetof(struct twheel_stats, work_runs) == 112, "stats.work_runs");
 static_assert(offsetof(struct twheel_stats, work_ns) == 120, "stats.work_ns");
-static_assert(offsetof(struct twheel_stats, reserved) == 128, "stats.reserved");
+static_assert(offsetof(struct twheel_stats, bpf_touches) == 128, "stats.bpf_touches");
+static_assert(offsetof(struct twheel_stats, bpf_absent) == 136, "stats.bpf_absent");
+static_assert(offsetof(struct twheel_stats, reserved) == 144, "stats.reserved");
 static_assert(offsetof(struct twheel_dump, cursor) == 24, "dump.cursor");
 static_assert(offsetof(struct twheel_dump, reserved) == 32, "dump.reserved");
 static_assert(offsetof(struct twheel_event, deadline_ns) == 16, "event.deadline_ns");
@@ -2020,6 +2023,38 @@ TEST(fds_independent)
 	/* closing fd2 leaves fd1 intact */
 	ASSERT_EQ(TWHEEL_STATE_ARMED, state_of(fd1, 5));
 	close(fd1);
+}
+
+/*
+ * TWHEEL_IOC_BPF_HANDLE: EOPNOTSUPP exactly when the kernel has no BTF of
+ * the module (/sys/kernel/btf/twheel); else a handle, not zero, the same
+ * on every call on one file, another for another file, and EFAULT for a
+ * bad pointer.
+ */
+TEST(bpf_handle)
+{
+	struct stat st;
+	__u64 h1 = 0, h2 = 0, h3 = 0;
+	int fd, fd2;
+
+	OPEN_OR_SKIP(fd, 0);
+	if (ioctl(fd, TWHEEL_IOC_BPF_HANDLE, &h1)) {
+		ASSERT_EQ(EOPNOTSUPP, errno);
+		EXPECT_NE(0, stat("/sys/kernel/btf/twheel", &st));
+		close(fd);
+		SKIP(return, "module without BTF: no BPF export");
+	}
+	ASSERT_NE(U(0), U(h1));
+	ASSERT_EQ(0, ioctl(fd, TWHEEL_IOC_BPF_HANDLE, &h2));
+	EXPECT_EQ(U(h1), U(h2));
+	fd2 = open_wheel(0);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ioctl(fd2, TWHEEL_IOC_BPF_HANDLE, &h3));
+	EXPECT_LT(U(h1), U(h3));
+	EXPECT_EQ(-1, ioctl(fd2, TWHEEL_IOC_BPF_HANDLE, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	close(fd2);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -145,6 +145,8 @@ struct twheel_query {
  *	events are queued unread, runs the first 64 nodes of the expiry
  *	that falls due
  * @work_ns: time spent in those runs, in ns
+ * @bpf_touches: ids touched by BPF programs (bpf_twheel_touch())
+ * @bpf_absent: BPF touches of ids the wheel did not have (-ENOENT)
  * @reserved: zero
  *
  * Counters are monotonic for the life of the fd.
@@ -166,7 +168,9 @@ struct twheel_stats {
 	__u64 hold_max_ns;
 	__u64 work_runs;
 	__u64 work_ns;
-	__u64 reserved[4];
+	__u64 bpf_touches;
+	__u64 bpf_absent;
+	__u64 reserved[2];
 };
 
 /**
@@ -214,5 +218,12 @@ struct twheel_event {
 #define TWHEEL_IOC_QUERY	_IOWR(TWHEEL_IOC_MAGIC, 0x04, struct twheel_query)
 #define TWHEEL_IOC_GET_STATS	_IOR(TWHEEL_IOC_MAGIC, 0x05, struct twheel_stats)
 #define TWHEEL_IOC_DUMP		_IOWR(TWHEEL_IOC_MAGIC, 0x06, struct twheel_dump)
+/*
+ * Export the wheel to BPF programs: the handle that bpf_twheel_touch()
+ * takes, not zero, unique for the boot, the same for every call on the
+ * file; the export ends when its last reference is closed.  EOPNOTSUPP
+ * when the module has no BTF the running kernel accepted.
+ */
+#define TWHEEL_IOC_BPF_HANDLE	_IOR(TWHEEL_IOC_MAGIC, 0x07, __u64)
 
 #endif /* _UAPI_LINUX_TWHEEL_H */

@@ -10,6 +10,14 @@
  * and after every read that returned data; when it expires the server
  * closes the connection.  A peer that closes first has its id cancelled.
  *
+ * With --tc the server touches nothing itself: a TC ingress program on lo
+ * (idle_tc.bpf.c) touches the connection of every inbound segment through
+ * the module's kfunc, in the kernel, as the segment arrives.  The id is
+ * then the connection's 4-tuple (idle_conn_id(), idle_tc.h), which both
+ * sides can compute, and the event's data word carries (generation << 32 |
+ * fd); the server arms the id at accept (ARM) and after an expiry that
+ * data saved, and never writes a touch.
+ *
  * Without --serve, a load generator (a child process) opens --conns
  * connections; every connection pings every --interval seconds, and a
  * --quiet-fraction of them stops at a random time.  The generator checks
@@ -29,13 +37,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <bpf/libbpf.h>
+
 #include "twheel.h"
 #include "common.h"
+#include "idle_tc.h"
+#include "idle_tc.skel.h"
 
 #define EV_BATCH	256
 #define ID_FD(id)	((int)((id) & 0xffffffffULL))
@@ -53,6 +67,7 @@ struct opts {
 	double quiet_frac;
 	uint64_t port;
 	int serve;
+	int tc;
 	int quiet;
 };
 
@@ -79,6 +94,8 @@ static void usage(FILE *f, int status)
 "  --port N             TCP port (default 0: any free port)\n"
 "  --seed N             seed of the load generator (default 1)\n"
 "  --serve              only run the server (until SIGINT/SIGTERM), no load\n"
+"  --tc                 a TC program on lo touches the connections, the server\n"
+"                       none (needs the module built with BTF: make BTF=1)\n"
 "  --quiet              no progress lines\n"
 "  --help               this text\n"
 "\n"
@@ -114,6 +131,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "port", OPT_U64, &o->port, .min = 0, .max = 65535 },
 		{ "seed", OPT_U64, &o->seed, .min = 0, .max = UINT64_MAX, .def = "1" },
 		{ "serve", OPT_FLAG, .dst = &o->serve },
+		{ "tc", OPT_FLAG, .dst = &o->tc },
 		{ "quiet", OPT_FLAG, .dst = &o->quiet },
 		{ NULL },
 	};
@@ -142,6 +160,7 @@ static uint64_t raise_nofile(void)
 
 struct conn {
 	uint64_t last_read;	/* our clock before the touch that armed the id */
+	uint64_t id;		/* with --tc: idle_conn_id() of its 4-tuple */
 	uint32_t gen;
 	uint8_t open;
 	uint8_t dirty;		/* read data this round: touch pending */
@@ -159,11 +178,33 @@ struct server {
 	uint64_t accepted, open, closed_idle, closed_peer, stale, early, rescued, errors;
 	uint64_t mem_max;
 	struct hist late;
+	unsigned int port;
+	struct idle_tc *tc;	/* with --tc, the program, and its hook on lo */
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts tc_opts;
+	int tc_created;		/* the hook (lo's clsact qdisc) is ours */
+	struct idle_tc__bss tc_counts;	/* the program's counters, at its detach */
 };
+
+/* (generation << 32 | fd): the id, or with --tc the data word of the id */
+static uint64_t conn_key(const struct server *s, int fd)
+{
+	return (uint64_t)s->c[fd].gen << 32 | (uint32_t)fd;
+}
 
 static uint64_t conn_id(const struct server *s, int fd)
 {
-	return (uint64_t)s->c[fd].gen << 32 | (uint32_t)fd;
+	return s->o->tc ? s->c[fd].id : conn_key(s, fd);
+}
+
+/* --tc: arm the connection's id, its data the key (at accept, after a rescue) */
+static void tc_arm(struct server *s, int fd, uint64_t now)
+{
+	s->c[fd].last_read = now;
+	if (twheel_arm_one(s->wfd, s->c[fd].id, 0, conn_key(s, fd), 0) < 0) {
+		s->errors++;
+		fprintf(stderr, "%s: ARM: %s\n", prog, strerror(errno));
+	}
 }
 
 static void close_conn(struct server *s, int fd, int by_peer)
@@ -220,7 +261,10 @@ static void mark_read(struct server *s, int fd, uint64_t now)
 static void on_accept(struct server *s)
 {
 	for (;;) {
-		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_in peer;
+		socklen_t plen = sizeof(peer);
+		int fd = accept4(s->lfd, (struct sockaddr *)&peer, &plen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct epoll_event ee;
 
 		if (fd < 0) {
@@ -248,7 +292,13 @@ static void on_accept(struct server *s)
 		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ee) < 0)
 			die("%s: epoll_ctl: %s", prog, strerror(errno));
 		/* arm: the connection counts as active from its accept */
-		mark_read(s, fd, mono_ns());
+		if (s->o->tc) {
+			s->c[fd].id = idle_conn_id(ntohl(peer.sin_addr.s_addr),
+						   ntohs(peer.sin_port), (uint16_t)s->port);
+			tc_arm(s, fd, mono_ns());
+		} else {
+			mark_read(s, fd, mono_ns());
+		}
 	}
 }
 
@@ -284,8 +334,29 @@ static void on_conn(struct server *s, int fd)
 	r = read_conn(fd);
 	if (r < 0)
 		close_conn(s, fd, 1);
+	else if (r > 0 && s->o->tc)
+		s->c[fd].last_read = mono_ns();	/* the program touched it */
 	else if (r > 0)
 		mark_read(s, fd, mono_ns());
+}
+
+/*
+ * An expiry that closes a connection: never before its deadline, nor
+ * before its last read + timeout.  With --tc the program touched the id
+ * as the data arrived, before the server read it: the deadline is the
+ * program's touch + timeout, and the lateness counts from it.
+ */
+static void check_close(struct server *s, const struct conn *c, const struct twheel_event *ev,
+			uint64_t now)
+{
+	uint64_t due = s->o->tc ? ev->deadline_ns : c->last_read + s->o->timeout_ns;
+
+	if (now < due || ev->deadline_ns < due || ev->expired_ns < ev->deadline_ns) {
+		s->early++;
+		fprintf(stderr, "%s: EARLY close: idle %.3f s\n", prog,
+			(double)(now - c->last_read) / 1e9);
+	}
+	hist_add(&s->late, now > due ? now - due : 0);
 }
 
 static void on_expiry(struct server *s)
@@ -299,10 +370,12 @@ static void on_expiry(struct server *s)
 		if (!n)
 			return;
 		for (ssize_t i = 0; i < n; i++) {
-			int fd = ID_FD(ev[i].id), r;
+			uint64_t key = s->o->tc ? ev[i].data : ev[i].id;
+			int fd = ID_FD(key), r;
 			struct conn *c = (size_t)fd < s->nc ? &s->c[fd] : NULL;
 
-			if (!c || !c->open || c->gen != ID_GEN(ev[i].id)) {
+			if (!c || !c->open || c->gen != ID_GEN(key) ||
+			    conn_id(s, fd) != ev[i].id) {
 				s->stale++;	/* an older connection with this fd */
 				continue;
 			}
@@ -310,22 +383,17 @@ static void on_expiry(struct server *s)
 			r = read_conn(fd);
 			if (r > 0) {
 				s->rescued++;
-				mark_read(s, fd, now);
+				if (s->o->tc)
+					tc_arm(s, fd, now);
+				else
+					mark_read(s, fd, now);
 				continue;
 			}
 			if (r < 0) {
 				close_conn(s, fd, 1);
 				continue;
 			}
-			if (now < c->last_read + s->o->timeout_ns ||
-			    ev[i].deadline_ns < c->last_read + s->o->timeout_ns ||
-			    ev[i].expired_ns < ev[i].deadline_ns) {
-				s->early++;
-				fprintf(stderr, "%s: EARLY close of fd %d: idle %.3f s\n", prog, fd,
-					(double)(now - c->last_read) / 1e9);
-			}
-			hist_add(&s->late, now > c->last_read + s->o->timeout_ns ?
-				 now - c->last_read - s->o->timeout_ns : 0);
+			check_close(s, c, &ev[i], now);
 			if (s->o->serve && !s->o->quiet)
 				printf("closed idle connection (fd %d) after %.3f s\n", fd,
 				       (double)(now - c->last_read) / 1e9);
@@ -681,6 +749,54 @@ static unsigned int listen_loopback(struct server *s)
 	return ntohs(sa.sin_port);
 }
 
+/* --tc: load the program for the wheel and the port, and attach it to lo's ingress. */
+static void tc_attach(struct server *s)
+{
+	uint64_t h = 0;
+	int err;
+
+	if (ioctl(s->wfd, TWHEEL_IOC_BPF_HANDLE, &h) < 0)
+		die("%s: TWHEEL_IOC_BPF_HANDLE: %s%s", prog, strerror(errno),
+		    errno == EOPNOTSUPP ? " (the module was built without BTF: make BTF=1)" : "");
+	s->tc = idle_tc__open();
+	if (!s->tc)
+		die("%s: opening the TC program: %s", prog, strerror(errno));
+	s->tc->rodata->handle = h;
+	s->tc->rodata->addr = htonl(INADDR_LOOPBACK);
+	s->tc->rodata->port = htons((uint16_t)s->port);
+	if (idle_tc__load(s->tc))
+		die("%s: loading the TC program failed (is the module's BTF loaded?)", prog);
+	s->hook = (struct bpf_tc_hook){ .sz = sizeof(s->hook),
+		.ifindex = (int)if_nametoindex("lo"), .attach_point = BPF_TC_INGRESS };
+	err = bpf_tc_hook_create(&s->hook);
+	if (err && err != -EEXIST)
+		die("%s: clsact on lo: %s (modprobe sch_ingress cls_bpf)", prog, strerror(-err));
+	s->tc_created = !err;
+	s->tc_opts = (struct bpf_tc_opts){ .sz = sizeof(s->tc_opts),
+		.prog_fd = bpf_program__fd(s->tc->progs.idle_tc) };
+	err = bpf_tc_attach(&s->hook, &s->tc_opts);
+	if (err)
+		die("%s: attaching the TC program to lo: %s", prog, strerror(-err));
+}
+
+/* --tc: detach the program, then keep its counters (final: it runs no more). */
+static void tc_detach(struct server *s)
+{
+	if (!s->tc)
+		return;
+	s->tc_opts.flags = 0;
+	s->tc_opts.prog_fd = 0;
+	s->tc_opts.prog_id = 0;
+	bpf_tc_detach(&s->hook, &s->tc_opts);
+	if (s->tc_created) {
+		s->hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&s->hook);
+	}
+	s->tc_counts = *s->tc->bss;
+	idle_tc__destroy(s->tc);
+	s->tc = NULL;
+}
+
 /* The server's state for up to `limit` fds, and its wheel. */
 static void server_init(struct server *s, const struct opts *o, uint64_t limit)
 {
@@ -737,6 +853,27 @@ static int serve_load(struct server *s, unsigned int port)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/*
+ * --tc: the program's counts against the wheel's, exact (the program was
+ * detached before either was read), and the server's own touches: none.
+ */
+static int tc_report(const struct server *s, const struct twheel_stats *st)
+{
+	const struct idle_tc__bss *c = &s->tc_counts;
+	int ok = c->errors == 0 && c->touched == st->bpf_touches && c->absent == st->bpf_absent;
+
+	check_line("tc", ok, "%" PRIu64 " segments touched their connection in the kernel"
+		   " (bpf_touches %" PRIu64 "), %" PRIu64 " of connections the wheel did not"
+		   " have: handshakes, after a close (bpf_absent %" PRIu64 "), %" PRIu64
+		   " kfunc errors, %" PRIu64 " other packets", (uint64_t)c->touched, (uint64_t)st->bpf_touches,
+		   (uint64_t)c->absent, (uint64_t)st->bpf_absent, (uint64_t)c->errors,
+		   (uint64_t)c->other);
+	check_line("server touches", st->touches == 0 && c->touched > 0,
+		   "%" PRIu64 " ids touched by the server's write()s, %" PRIu64 " armed",
+		   (uint64_t)st->touches, (uint64_t)st->arms);
+	return ok && st->touches == 0 && c->touched > 0;
+}
+
 /* The server's verdict, printed after the generator's; 1 if all is well. */
 static int server_report(const struct server *s, int load_ok)
 {
@@ -753,15 +890,18 @@ static int server_report(const struct server *s, int load_ok)
 		   " closed by the peer, %" PRIu64 " saved by late data, %" PRIu64
 		   " stale events, %" PRIu64 " errors", fmt_count(a, s->accepted), s->closed_idle,
 		   s->closed_peer, s->rescued, s->stale, s->errors);
-	check_line("never early", ok_early, "%" PRIu64 " closed before last read + timeout",
-		   s->early);
-	check_line("lateness (server)", ok_late, "close - (last read + timeout): max %.1f ms,"
-		   " p99 %.0f ms; kernel late_max %.1f ms", (double)s->late.max_ns / 1e6,
+	check_line("never early", ok_early, "%" PRIu64 " closed before %s + timeout",
+		   s->early, o->tc ? "the last touch" : "last read");
+	check_line("lateness (server)", ok_late, "close - (%s + timeout): max %.1f ms,"
+		   " p99 %.0f ms; kernel late_max %.1f ms", o->tc ? "last touch" : "last read",
+		   (double)s->late.max_ns / 1e6,
 		   hist_quantile_ms(&s->late, 0.99), (double)st.late_max_ns / 1e6);
 	report_line("wheel", "%" PRIu64 " touches, %" PRIu64 " expirations, %" PRIu64
 		    " cancels, %" PRIu64 " timer fires, peak %.1f KiB",
 		    (uint64_t)st.touches, (uint64_t)st.expirations, (uint64_t)st.cancels,
 		    (uint64_t)st.timer_fires, (double)s->mem_max / 1024.0);
+	if (o->tc)
+		ok_misc = tc_report(s, &st) && ok_misc;
 	return load_ok && ok_early && ok_late && ok_misc;
 }
 
@@ -784,14 +924,22 @@ int main(int argc, char **argv)
 
 	server_init(&s, &o, limit);
 	port = listen_loopback(&s);
+	s.port = port;
+	if (o.tc)
+		tc_attach(&s);
 	printf("idle-reaper: listening on 127.0.0.1:%u, closing connections idle for %.1f s"
 	       " (tick %.0f ms)\n", port, (double)o.timeout_ns / 1e9, (double)o.tick_ns / 1e6);
 	fflush(stdout);
 
 	signal(SIGPIPE, SIG_IGN);
-	if (o.serve)
-		return serve_until_signal(&s);
-	ok = server_report(&s, serve_load(&s, port));
+	if (o.serve) {
+		ok = serve_until_signal(&s);
+		tc_detach(&s);
+		return ok;
+	}
+	ok = serve_load(&s, port);
+	tc_detach(&s);
+	ok = server_report(&s, ok);
 	printf("idle-reaper: %s\n", ok ? "VERIFIED" : "VERIFICATION FAILED");
 	return ok ? 0 : 1;
 }

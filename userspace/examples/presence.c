@@ -32,6 +32,16 @@
  * The heartbeats sent meanwhile wait in the socket; the expirations wait in
  * the wheels.  The summary checks that the wheels held the same ids before
  * and after.
+ *
+ * With --udp ADDR the heartbeats come as real clients send them: one UDP
+ * datagram per heartbeat, to ADDR:--port, from the network namespace
+ * --client-netns (the far end of a veth pair), received with recvmmsg().
+ * With --xdp IFACE besides, they never reach the service: an XDP program on
+ * IFACE touches the wheels through the module's kfunc and drops them; only
+ * the heartbeats of users the wheels do not have (logins, users back from
+ * offline or away) come up to the socket, and the service arms those.  The
+ * never-early check then takes the time of each user's last touch from
+ * the program (presence_net.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,8 +60,9 @@
 
 #include "twheel.h"
 #include "common.h"
+#include "presence_net.h"
 
-#define ACT_FLAG	(1ULL << 63)
+#define ACT_FLAG	PRESENCE_ACT
 #define EV_BATCH	1024
 
 enum { ST_NEW, ST_ONLINE, ST_AWAY, ST_OFFLINE };
@@ -74,6 +85,13 @@ struct opts {
 	int quiet;
 	uint64_t upgrade_ns;	/* re-execute at t0 + this, or 0 */
 	uint64_t resume_fd;	/* the saved state of a re-executed service, or 0 */
+	const char *udp;	/* the service's IPv4 address: UDP heartbeats */
+	uint64_t port;
+	const char *netns;	/* the clients' network namespace */
+	const char *raw;	/* the clients' interface for AF_PACKET frames */
+	const char *xdp;	/* the interface of the XDP program */
+	int sink;		/* --xdp-sink */
+	struct sockaddr_in addr;	/* udp:port */
 };
 
 /* What the client process tells the service through shared memory. */
@@ -116,11 +134,27 @@ static void usage(FILE *f, int status)
 "  --slack-ms MS         lateness counted as on time beyond one tick (default 200)\n"
 "  --max-late-ms MS      lateness that fails the run (default 5000; a loaded\n"
 "                        or emulated machine is late, that is not a failure)\n"
-"  --batch N             ids per heartbeat datagram (default 8192)\n"
+"  --batch N             ids per heartbeat datagram (default 8192); with --udp,\n"
+"                        datagrams of one id each, 64 to a sendmmsg()\n"
 "  --seed N              seed of the clients' choices (default 1)\n"
 "  --upgrade-at SEC      re-execute the service SEC after the start, keeping\n"
 "                        its wheels (default: never)\n"
 "  --resume FD           (set by --upgrade-at) go on from the state in FD\n"
+"  --udp ADDR            heartbeats as UDP datagrams of one id each, to the\n"
+"                        IPv4 address ADDR (the service's) on --port\n"
+"  --port N              UDP port of the heartbeats (default 7777)\n"
+"  --client-netns PATH   the clients send from this network namespace\n"
+"                        (/run/netns/NAME), with --udp\n"
+"  --client-raw IFACE    the clients write whole frames to IFACE (AF_PACKET),\n"
+"                        past their own IP and UDP layers: a cheaper load\n"
+"                        generator (with --udp)\n"
+"  --xdp IFACE           with --udp: an XDP program on IFACE touches the users\n"
+"                        the wheels have and drops their heartbeats (the\n"
+"                        module must have BTF); the service sees the rest\n"
+"  --xdp-sink            with --xdp: the program drops every heartbeat and\n"
+"                        touches nothing, so nobody logs in: the cost of the\n"
+"                        clients and of the packets up to XDP, a baseline for\n"
+"                        the steady CPU per heartbeat (nothing verified)\n"
 "  --quiet               no progress lines\n"
 "  --help                this text\n"
 "\n"
@@ -138,6 +172,12 @@ static void check_opts(struct opts *o)
 		usage_error("--interval must be at most half of --timeout");
 	if (o->interval_ns * 2 > o->away_ns)
 		usage_error("--interval must be at most half of --away");
+	if ((o->xdp || o->netns || o->raw) && !o->udp)
+		usage_error("--xdp, --client-netns and --client-raw go with --udp");
+	if (o->sink && !o->xdp)
+		usage_error("--xdp-sink goes with --xdp");
+	if (o->udp && net_addr(o->udp, o->port, &o->addr) < 0)
+		usage_error("invalid value for --udp: '%s'", o->udp);
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -161,6 +201,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "upgrade-at", OPT_SECONDS, &o->upgrade_ns, .min = 1, .max = UINT64_MAX },
 		{ "resume", OPT_U64, &o->resume_fd, .min = 3, .max = INT32_MAX },
 		{ "quiet", OPT_FLAG, .dst = &o->quiet },
+		{ "udp", OPT_STRING, .dst = &o->udp },
+		{ "port", OPT_U64, &o->port, .min = 1, .max = 65535, .def = "7777" },
+		{ "client-netns", OPT_STRING, .dst = &o->netns },
+		{ "client-raw", OPT_STRING, .dst = &o->raw },
+		{ "xdp", OPT_STRING, .dst = &o->xdp },
+		{ "xdp-sink", OPT_FLAG, .dst = &o->sink },
 		{ NULL },
 	};
 
@@ -169,6 +215,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	check_opts(o);
 	if (o->upgrade_ns && o->upgrade_ns >= o->duration_ns)
 		usage_error("--upgrade-at must come before the end (--duration)");
+	/* the XDP program and its stamps would not survive the execve() */
+	if (o->upgrade_ns && o->xdp)
+		usage_error("--upgrade-at does not go with --xdp");
 }
 
 /* ------------------------------------------------------------ the clients */
@@ -296,6 +345,12 @@ static int send_batch(int sock, const uint64_t *ids, size_t n)
 	}
 }
 
+/* A batch of heartbeats: one datagram, or one each with --udp. */
+static int send_heartbeats(const struct opts *o, int sock, const uint64_t *ids, size_t n)
+{
+	return o->udp ? net_send(sock, ids, n) : send_batch(sock, ids, n);
+}
+
 /* The client process: heartbeats on schedule until the service hangs up. */
 static void run_clients(int sock, const struct opts *o, uint64_t t0, struct sender_stats *ss)
 {
@@ -327,7 +382,7 @@ static void run_clients(int sock, const struct opts *o, uint64_t t0, struct send
 					id |= ACT_FLAG;
 				buf[n++] = id;
 				if (n == o->batch) {
-					if (send_batch(sock, buf, n) < 0)
+					if (send_heartbeats(o, sock, buf, n) < 0)
 						_exit(0);
 					ss->sent += n;
 					n = 0;
@@ -335,7 +390,7 @@ static void run_clients(int sock, const struct opts *o, uint64_t t0, struct send
 			}
 		}
 		if (n) {
-			if (send_batch(sock, buf, n) < 0)
+			if (send_heartbeats(o, sock, buf, n) < 0)
 				_exit(0);
 			ss->sent += n;
 		}
@@ -364,9 +419,21 @@ struct service {
 	struct {			/* at the last progress line */
 		uint64_t t, off, hb, cpu;
 	} prev;
+	/*
+	 * The steady phase, from one interval after the last login to the
+	 * end of the heartbeats: no logins, every user heartbeating or gone
+	 * silent.  Its CPU per heartbeat, the service's and the whole
+	 * machine's, is what the XDP path changes.
+	 */
+	struct steady {
+		uint64_t t, cpu, sys, hb;
+	} steady[2];
+	int steady_n;			/* samples taken */
 	struct hist late_k_off, late_s_off, late_k_away, late_s_away;
 	uint64_t *ids, *act_ids, *cancel_ids;
 	struct twheel_event *ev;
+	struct net_path *np;		/* --udp, --xdp: presence_net.h */
+	struct twheel_stats st_off, st_away;	/* at the last sample */
 };
 
 /* ------------------------------------------------------- the saved state */
@@ -582,8 +649,26 @@ static void on_heartbeats(struct service *sv, const uint64_t *msg, size_t n)
 	sv->acts += na;
 }
 
+/* With --udp: up to 4 vectors of one-id datagrams. */
+static void drain_udp(struct service *sv)
+{
+	uint64_t *buf = sv->ids + sv->o->batch;
+
+	for (int k = 0; k < 4; k++) {
+		size_t n = net_recv(sv->np, sv->sock, buf, sv->o->batch);
+
+		if (!n)
+			return;
+		on_heartbeats(sv, buf, n);
+	}
+}
+
 static void drain_socket(struct service *sv)
 {
+	if (sv->o->udp) {
+		drain_udp(sv);
+		return;
+	}
 	for (int k = 0; k < 4; k++) {
 		ssize_t r = recv(sv->sock, sv->ids + sv->o->batch, sv->o->batch * 8, MSG_DONTWAIT);
 
@@ -598,6 +683,17 @@ static void drain_socket(struct service *sv)
 			die("%s: bad datagram of %zd bytes", prog, r);
 		on_heartbeats(sv, sv->ids + sv->o->batch, (size_t)r / 8);
 	}
+}
+
+/*
+ * When user @u was last touched on the offline wheel (@away: the away
+ * wheel): by the service, or by the XDP program if later.
+ */
+static uint64_t last_touch(const struct service *sv, uint64_t u, int away)
+{
+	uint64_t t = away ? last_act[u] : last_hb[u], x = net_stamp(sv->np, u, away);
+
+	return x > t ? x : t;
 }
 
 /* Checks common to both wheels; returns the lateness seen by the service. */
@@ -637,7 +733,7 @@ static void drain_offline(struct service *sv)
 				sv->bad_id++;
 				continue;
 			}
-			check_event(sv, e, last_hb[u], sv->o->timeout_ns, now,
+			check_event(sv, e, last_touch(sv, u, 0), sv->o->timeout_ns, now,
 				    &sv->late_k_off, &sv->late_s_off);
 			if (state[u] == ST_OFFLINE) {
 				sv->dup_off++;
@@ -688,7 +784,7 @@ static void drain_away(struct service *sv)
 				sv->bad_id++;
 				continue;
 			}
-			check_event(sv, e, last_act[u], sv->o->away_ns, now,
+			check_event(sv, e, last_touch(sv, u, 1), sv->o->away_ns, now,
 				    &sv->late_k_away, &sv->late_s_away);
 			if (state[u] != ST_ONLINE) {
 				/* away twice, or away after offline (cancelled) */
@@ -713,15 +809,59 @@ static void drain_away(struct service *sv)
 
 static void sample_stats(struct service *sv, uint64_t *armed, uint64_t *mem)
 {
-	struct twheel_stats a, b;
+	struct twheel_stats *a = &sv->st_off, *b = &sv->st_away;
 
-	both_stats(sv, &a, &b);
-	*armed = a.armed + a.pending + b.armed + b.pending;
-	*mem = a.mem_bytes + b.mem_bytes;
+	both_stats(sv, a, b);
+	*armed = a->armed + a->pending + b->armed + b->pending;
+	*mem = a->mem_bytes + b->mem_bytes;
 	if (*mem > sv->mem_max)
 		sv->mem_max = *mem;
 	if (*armed > sv->armed_max)
 		sv->armed_max = *armed;
+}
+
+/* Heartbeats handled: by the service, and by the XDP program alone. */
+static uint64_t hb_total(const struct service *sv)
+{
+	struct net_counts c;
+
+	net_xdp_counts(sv->np, &c);
+	return sv->hb + c.dropped;
+}
+
+/* CPU time of the whole machine, every CPU, but idle and iowait (/proc/stat). */
+static uint64_t cpu_busy_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 8)
+		return 0;
+	/* user nice system idle iowait irq softirq steal, in USER_HZ ticks */
+	return (uint64_t)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) *
+	       (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* Sample the steady phase's bounds as the clock passes them. */
+static void steady_sample(struct service *sv, uint64_t now)
+{
+	uint64_t at[2] = { sv->t0 + sv->o->login_ns + sv->o->interval_ns,
+			   sv->t0 + sv->o->duration_ns };
+	struct steady *s = &sv->steady[sv->steady_n];
+
+	if (sv->steady_n == 2 || sv->o->upgrade_ns || now < at[sv->steady_n])
+		return;
+	s->t = now;
+	s->cpu = cpu_self_ns();
+	s->sys = cpu_busy_ns();
+	s->hb = hb_total(sv);
+	sv->steady_n++;
 }
 
 static void fmt_mib(char *buf, size_t len, uint64_t bytes)
@@ -733,7 +873,7 @@ static void fmt_mib(char *buf, size_t len, uint64_t bytes)
 static void progress(struct service *sv, uint64_t now, const struct sender_stats *ss)
 {
 	char a[32], b[32], c[32], d[32], e[32], m[32], lag[48] = "";
-	uint64_t armed, mem, cpu = cpu_self_ns();
+	uint64_t armed, mem, cpu = cpu_self_ns(), hb = hb_total(sv);
 	double dt = (double)(now - sv->prev.t) / 1e9;
 
 	sample_stats(sv, &armed, &mem);
@@ -745,20 +885,28 @@ static void progress(struct service *sv, uint64_t now, const struct sender_stats
 	       now > sv->t0 ? (double)(now - sv->t0) / 1e9 : 0.0,
 	       fmt_count(a, sv->online), fmt_count(b, sv->away), fmt_count(c, sv->offline),
 	       fmt_count(d, (uint64_t)((double)(sv->offline_events - sv->prev.off) / dt + 0.5)),
-	       fmt_count(e, (uint64_t)((double)(sv->hb - sv->prev.hb) / dt + 0.5)),
+	       fmt_count(e, (uint64_t)((double)(hb - sv->prev.hb) / dt + 0.5)),
 	       m, 100.0 * (double)(cpu - sv->prev.cpu) / 1e9 / dt, lag);
 	fflush(stdout);
 	sv->prev.t = now;
 	sv->prev.off = sv->offline_events;
-	sv->prev.hb = sv->hb;
+	sv->prev.hb = hb;
 	sv->prev.cpu = cpu;
 }
 
 /* ------------------------------------------------------------ setting up */
 
-/* The heartbeat channel: a SOCK_SEQPACKET pair with 2 MiB buffers. */
-static void open_channel(int pair[2])
+/*
+ * The heartbeat channel: a SOCK_SEQPACKET pair with 2 MiB buffers; with
+ * --udp, the service's UDP socket (pair[1] -1: the clients open theirs).
+ */
+static void open_channel(const struct opts *o, int pair[2])
 {
+	if (o->udp) {
+		pair[0] = net_server(&o->addr);
+		pair[1] = -1;
+		return;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		die("%s: socketpair: %s", prog, strerror(errno));
 	for (int i = 0; i < 2; i++) {
@@ -826,13 +974,25 @@ static pid_t start_clients(struct service *sv, int pair[2], struct sender_stats 
 		close(sv->off_fd);
 		close(sv->away_fd);
 		signal(SIGTERM, SIG_DFL);
+		if (sv->o->udp)
+			pair[1] = net_client(sv->o->netns, sv->o->raw, &sv->o->addr);
 		run_clients(pair[1], sv->o, sv->t0, ss);
 		_exit(0);
 	}
-	close(pair[1]);
+	if (pair[1] >= 0)
+		close(pair[1]);
 	sv->sock = pair[0];
 	sv->child = child;
 	return child;
+}
+
+/* The network path's buffers (presence_net.h), again after an upgrade. */
+static struct net_path *open_net(void)
+{
+	struct net_path *np = xcalloc(1, sizeof(*np));
+
+	net_init(np);
+	return np;
 }
 
 /* Buffers for a datagram, its touches, the cancels and the events. */
@@ -897,6 +1057,7 @@ static void run_service(struct service *sv, int ep, const struct expect *x,
 				drain_away(sv);
 		}
 		now = mono_ns();
+		steady_sample(sv, now);
 		if (now >= next_prog) {
 			if (!sv->o->quiet)
 				progress(sv, now, ss);
@@ -908,8 +1069,8 @@ static void run_service(struct service *sv, int ep, const struct expect *x,
 		if (sv->o->upgrade_ns && !sv->upgraded && now >= sv->t0 + sv->o->upgrade_ns)
 			upgrade(sv);
 		/* settle: wait (up to --max-late-ms) for late expirations */
-		if (now >= t_end && ((sv->silent_off == x->silent && sv->idle_away == x->idle_away) ||
-				     now >= t_settle))
+		if (now >= t_end && (sv->o->sink || now >= t_settle ||
+				     (sv->silent_off == x->silent && sv->idle_away == x->idle_away)))
 			break;
 	}
 	/* the process's CPU time: it goes on across an execve() */
@@ -935,6 +1096,7 @@ struct verdict {
 	uint64_t late_k, late_s;	/* events later than that: kernel's, service's view */
 	uint64_t maxlate;		/* the service's worst lateness */
 	int lagged;			/* the clients fell a timeout behind */
+	struct net_counts xdp;		/* with --xdp */
 	int ok_off, ok_act, ok_away, ok_early, ok_late, ok_misc, ok_upgrade, ok;
 };
 
@@ -967,12 +1129,70 @@ static void verify(const struct service *sv, const struct expect *x,
 	v->ok_away = v->miss_away == 0 && sv->false_away == 0 && sv->bad_away == 0;
 	v->ok_early = sv->early == 0;
 	v->ok_late = v->maxlate <= o->max_late_ns;
-	v->ok_misc = sv->bad_id == 0 && sv->touch_errors == 0;
+	v->ok_misc = sv->bad_id == 0 && sv->touch_errors == 0 && sv->np->truncated == 0;
+	net_xdp_counts(sv->np, &v->xdp);
+	v->ok_misc = v->ok_misc && v->xdp.errors == 0;
 	/* the new image found every id the old one left in the wheels */
 	v->ok_upgrade = !o->upgrade_ns ||
 			(sv->upgraded && sv->sd->held_before == sv->sd->held_after);
 	v->ok = v->ok_off && v->ok_act && v->ok_away && v->ok_early && v->ok_late &&
 		v->ok_misc && v->ok_upgrade;
+}
+
+/* With --udp: where the datagrams went; with --xdp, what the program did. */
+static void print_udp(const struct service *sv, const struct sender_stats *ss,
+		      const struct verdict *v)
+{
+	const struct net_counts *c = &v->xdp;
+	uint64_t hb = hb_total(sv);
+
+	report_line("udp", "%" PRIu64 " datagrams sent, %" PRIu64 " handled, %" PRIu64
+		    " lost or unread at the end, %" PRIu64 " not one id", (uint64_t)ss->sent, hb,
+		    ss->sent > hb ? ss->sent - hb : 0, sv->np->truncated);
+	if (!sv->o->xdp)
+		return;
+	report_line("xdp", "%s on %s: %" PRIu64 " touched in the kernel and dropped, %" PRIu64
+		    " up to the service (%" PRIu64 " unknown, %" PRIu64 " back from away),"
+		    " %" PRIu64 " kfunc errors, %" PRIu64 " other packets", sv->np->xdp_mode,
+		    sv->o->xdp, c->dropped, sv->hb, c->absent, c->away_absent, c->errors, c->other);
+	report_line("bpf touches", "offline wheel %" PRIu64 " (%" PRIu64 " absent),"
+		    " away wheel %" PRIu64 " (%" PRIu64 " absent)",
+		    (uint64_t)sv->st_off.bpf_touches, (uint64_t)sv->st_off.bpf_absent,
+		    (uint64_t)sv->st_away.bpf_touches, (uint64_t)sv->st_away.bpf_absent);
+}
+
+/* The steady phase's CPU per heartbeat, if the run reached it. */
+static void print_steady(const struct service *sv)
+{
+	const struct steady *s0 = &sv->steady[0], *s1 = &sv->steady[1];
+	double hbs = (double)(s1->hb - s0->hb);
+	char a[32];
+
+	if (sv->steady_n != 2 || s1->hb <= s0->hb)
+		return;
+	report_line("steady cpu", "per heartbeat: %.0f ns of the service, %.0f ns of the"
+		    " machine (clients included); over %.1f s and %s heartbeats after"
+		    " the logins", (double)(s1->cpu - s0->cpu) / hbs,
+		    (double)(s1->sys - s0->sys) / hbs, (double)(s1->t - s0->t) / 1e9,
+		    fmt_count(a, s1->hb - s0->hb));
+}
+
+/* --xdp-sink: what the clients and their packets cost, nothing verified. */
+static void print_baseline(const struct service *sv, const struct sender_stats *ss)
+{
+	struct net_counts c;
+	char a[32];
+
+	net_xdp_counts(sv->np, &c);
+	printf("presence: baseline (--xdp-sink)\n");
+	report_line("xdp sink", "%s heartbeats dropped untouched on %s, %" PRIu64
+		    " up to the service, %" PRIu64 " other packets",
+		    fmt_count(a, c.dropped), sv->o->xdp, sv->hb, c.other);
+	report_line("service cpu", "%.1f s over %.1f s; clients worst lag %.0f ms",
+		    (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
+		    (double)ss->max_behind_ns / 1e6);
+	print_steady(sv);
+	printf("presence: baseline, not verified\n");
 }
 
 static void print_summary(const struct service *sv, const struct expect *x,
@@ -984,7 +1204,9 @@ static void print_summary(const struct service *sv, const struct expect *x,
 	printf("presence: verification summary\n");
 	report_line("users", "%s: %s silent, %s active; %s heartbeats, %s activities",
 		    fmt_count(a, o->users), fmt_count(b, x->silent), fmt_count(c, x->active),
-		    fmt_count((char[32]){ 0 }, sv->hb), fmt_count((char[32]){ 0 }, sv->acts));
+		    fmt_count((char[32]){ 0 }, hb_total(sv)), fmt_count((char[32]){ 0 }, sv->acts));
+	if (o->udp)
+		print_udp(sv, ss, v);
 	check_line("silent -> offline", v->ok_off, "%s of %s went offline, %" PRIu64 " missing, %"
 		   PRIu64 " twice", fmt_count(a, sv->silent_off), fmt_count(b, x->silent),
 		   v->miss_off, sv->dup_off);
@@ -1015,6 +1237,7 @@ static void print_summary(const struct service *sv, const struct expect *x,
 		    (double)sv->cpu_ns / 1e9, (double)sv->wall_ns / 1e9,
 		    100.0 * (double)sv->cpu_ns / (double)sv->wall_ns,
 		    (double)ss->max_behind_ns / 1e6);
+	print_steady(sv);
 	if (o->upgrade_ns)
 		check_line("restart", v->ok_upgrade, "re-executed at t=%.1f s, back %.1f ms later;"
 			   " %s ids in the wheels before, %s after",
@@ -1022,8 +1245,9 @@ static void print_summary(const struct service *sv, const struct expect *x,
 			   (double)(sv->sd->resume_t - sv->sd->upgrade_t) / 1e6,
 			   fmt_count(a, sv->sd->held_before), fmt_count(b, sv->sd->held_after));
 	if (!v->ok_misc)
-		report_line("errors", "%" PRIu64 " bad ids, %" PRIu64 " failed touches",
-			    sv->bad_id, sv->touch_errors);
+		report_line("errors", "%" PRIu64 " bad ids, %" PRIu64 " failed touches, %"
+			    PRIu64 " failed BPF touches, %" PRIu64 " bad datagrams", sv->bad_id,
+			    sv->touch_errors, v->xdp.errors, sv->np->truncated);
 	printf("presence: %s\n", v->ok ? "VERIFIED" : "VERIFICATION FAILED");
 }
 
@@ -1044,12 +1268,17 @@ int main(int argc, char **argv)
 	if (o.resume_fd) {
 		sd = open_saved((int)o.resume_fd, o.users);
 		resume_service(&sv, &o, sd, argv);
+		sv.np = open_net();
 	} else {
 		sd = new_saved(o.users);
 		sv.sd = sd;
 		sv.argv = argv;
-		open_channel(pair);
+		open_channel(&o, pair);
 		open_wheels(&sv, &o);
+		sv.np = open_net();
+		if (o.xdp)
+			net_xdp_attach(sv.np, o.xdp, sv.off_fd, sv.away_fd, (uint16_t)o.port,
+				       o.users, o.sink);
 		print_plan(&o, &x);
 		start_clients(&sv, pair, &sd->ss);
 		sv.cpu0 = cpu_self_ns();
@@ -1059,8 +1288,15 @@ int main(int argc, char **argv)
 
 	run_service(&sv, ep, &x, &sd->ss);
 	stop_clients(&sv);
+	sample_stats(&sv, &(uint64_t){ 0 }, &(uint64_t){ 0 });
 
+	if (o.sink) {
+		print_baseline(&sv, &sd->ss);
+		net_xdp_detach(sv.np);
+		return 0;
+	}
 	verify(&sv, &x, &sd->ss, &v);
 	print_summary(&sv, &x, &sd->ss, &v);
+	net_xdp_detach(sv.np);
 	return v.ok ? 0 : 1;
 }

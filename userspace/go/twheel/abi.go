@@ -136,7 +136,9 @@ type Stats struct {
 	HoldMax     time.Duration // longest hold of the wheel lock by an expiry batch
 	WorkRuns    uint64        // runs of the module's work item (upkeep, the edge)
 	Work        time.Duration // time spent in those runs
-	_           [4]uint64
+	BPFTouches  uint64        // ids touched by BPF programs (bpf_twheel_touch)
+	BPFAbsent   uint64        // BPF touches of ids the wheel did not have
+	_           [2]uint64
 }
 
 // Event is one expiry (struct twheel_event).

@@ -81,6 +81,8 @@ func abiFacts() []abiFact {
 		off("twheel_stats", "hold_max_ns", unsafe.Offsetof(st.HoldMax)),
 		off("twheel_stats", "work_runs", unsafe.Offsetof(st.WorkRuns)),
 		off("twheel_stats", "work_ns", unsafe.Offsetof(st.Work)),
+		off("twheel_stats", "bpf_touches", unsafe.Offsetof(st.BPFTouches)),
+		off("twheel_stats", "bpf_absent", unsafe.Offsetof(st.BPFAbsent)),
 
 		size("twheel_dump", unsafe.Sizeof(d)),
 		off("twheel_dump", "ptr", unsafe.Offsetof(d.ptr)),

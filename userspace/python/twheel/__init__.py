@@ -115,7 +115,7 @@ _CONFIG = struct.Struct("=QQQII32x")     # 64
 _ARM = struct.Struct("=QQQII")           # 32
 _BATCH = struct.Struct("=QQQI12x")       # 40
 _QUERY = struct.Struct("=QQQII")         # 32
-_STATS = struct.Struct("=16Q32x")        # 160
+_STATS = struct.Struct("=18Q16x")        # 160
 _DUMP = struct.Struct("=QQQQ16x")        # 48
 _EVENT = struct.Struct("=QQQQ")          # 32
 
@@ -177,6 +177,8 @@ class Stats(NamedTuple):
     hold_max_ns: int
     work_runs: int
     work_ns: int
+    bpf_touches: int
+    bpf_absent: int
 
 
 class Event(NamedTuple):
