@@ -33,10 +33,10 @@ echo "1..12"
 
 # Without these, none of the 12 tests can run.
 [ -c /dev/twheel ] ||
-	tap_bail_out examples 12 "/dev/twheel missing: load kmod/twheel.ko first"
+	tap_bail_out examples 13 "/dev/twheel missing: load kmod/twheel.ko first"
 for p in presence idle-reaper orders cache-ttl; do
 	[ -x "$here/$p" ] ||
-		tap_bail_out examples 12 "$here/$p not built: make -C userspace/examples"
+		tap_bail_out examples 13 "$here/$p not built: make -C userspace/examples"
 done
 # idle-reaper talks TCP over 127.0.0.1: the guest boots with lo down.
 if ! ip link show lo 2>/dev/null | grep -q 'UP'; then
@@ -268,11 +268,14 @@ presence_sink() {
 	grep -q '^presence: baseline, not verified$' "$tmp/sink.out"
 }
 name="presence --xdp: $users users, one datagram per heartbeat through a veth pair, known users touched by XDP"
+sink="presence --xdp-sink: the baseline drops every heartbeat, none reaches the service"
 if [ ! -e /sys/kernel/btf/twheel ]; then
 	skip "- $name" "the module has no BTF (make BTF=1)"
+	skip "- $sink" "the module has no BTF (make BTF=1)"
 elif ! xdp_net_up > "$tmp/xdp-net.log" 2>&1; then
 	cat "$tmp/xdp-net.log"
 	skip "- $name" "no veth pair in a network namespace here"
+	skip "- $sink" "no veth pair in a network namespace here"
 	xdp_net_down
 else
 	log=$tmp/xdp.log
@@ -280,7 +283,7 @@ else
 	report "$name" $? "$log"
 	log=$tmp/xdp-sink.log
 	presence_sink >"$log" 2>&1
-	report "presence --xdp-sink: the baseline drops every heartbeat, none reaches the service" $? "$log"
+	report "$sink" $? "$log"
 	xdp_net_down
 fi
 
