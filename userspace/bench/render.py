@@ -428,6 +428,11 @@ def hb_paired(rows, n, num, den, key="cpu_sys_s_per_mtouch"):
     return Agg(out)
 
 
+def hb_cpu(rows, c, n):
+    """The whole guest's CPU per touch of contender @c's heartbeats at @n."""
+    return agg(pick(rows, "heartbeat", c, n), "cpu_sys_s_per_mtouch")
+
+
 def reslots_per_touch(rs):
     """Re-slots per touch of the measured window, per run."""
     return Agg([r["reslots"] / r["window_touches"] for r in rs
@@ -463,10 +468,8 @@ def lib_targets(d, rows):
             "in-process wheel, {} ids".format(nfmt(n)),
             "twheel {} µs, in-process {} µs per touch; re-slots per touch "
             "{} / {}".format(
-                cell(agg(pick(rows, "heartbeat", "twheel", n),
-                         "cpu_sys_s_per_mtouch")),
-                cell(agg(pick(rows, "heartbeat", "inproc", n),
-                         "cpu_sys_s_per_mtouch")), cell(rt), cell(ri)),
+                cell(hb_cpu(rows, "twheel", n)),
+                cell(hb_cpu(rows, "inproc", n)), cell(rt), cell(ri)),
             "twheel / in-process = {}× ({})".format(cell(r), runs(len(r.v))),
             verdict(r.med <= 1.3)])
     n = 1000000
@@ -488,9 +491,8 @@ def lib_targets(d, rows):
                   if lib != "libev"]
         out.append([
             "heartbeat: whole-guest CPU per touch ≥ 3× below libev's, 1M ids",
-            "; ".join("{} {} µs".format(c, cell(agg(
-                pick(rows, "heartbeat", c, n), "cpu_sys_s_per_mtouch")))
-                for c in ["twheel"] + LIBS) + " per touch",
+            "; ".join("{} {} µs".format(c, cell(hb_cpu(rows, c, n)))
+                      for c in ["twheel"] + LIBS) + " per touch",
             "libev / twheel = {}× ({}); {}".format(
                 cell(r), runs(len(r.v)), "; ".join(
                     "{} / twheel = {}×".format(c, cell(o))
