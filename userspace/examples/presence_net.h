@@ -28,6 +28,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/if_packet.h>
+#include <linux/sock_diag.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <bpf/bpf.h>
@@ -38,7 +39,6 @@
 
 #define NET_VLEN	1024		/* datagrams per recvmmsg() */
 #define NET_SEND_VLEN	64		/* datagrams per sendmmsg(), then a yield */
-#define NET_RCVBUF	(16 << 20)	/* the service's socket buffer */
 
 /* The service's end: its socket's buffers and, with --xdp, the program. */
 struct net_path {
@@ -62,6 +62,47 @@ struct net_counts {
 	uint64_t other;		/* not a heartbeat: passed up */
 };
 
+/*
+ * Datagrams the network dropped on their way to the service, so that a
+ * login lost on a loaded machine is told from a lost arm or touch: the
+ * drops of the service's socket (its receive buffer was full,
+ * SK_MEMINFO_DROPS), and the "drop" columns of /proc/net/dev (receive and
+ * transmit) in the calling process's network namespace: a veth counts
+ * there what it could not hand to its peer (the peer's XDP ring full).
+ */
+static inline uint64_t net_sock_drops(int s)
+{
+	uint32_t mi[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mi);
+
+	if (getsockopt(s, SOL_SOCKET, SO_MEMINFO, mi, &len) < 0 ||
+	    len < (SK_MEMINFO_DROPS + 1) * sizeof(mi[0]))
+		die("%s: SO_MEMINFO: %s", prog, strerror(errno));
+	return mi[SK_MEMINFO_DROPS];
+}
+
+static inline uint64_t net_dev_drops(void)
+{
+	unsigned long long v[16];
+	uint64_t sum = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/net/dev", "re");
+
+	if (!f)
+		die("%s: /proc/self/net/dev: %s", prog, strerror(errno));
+	/* "name: rx bytes packets errs drop fifo frame compressed multicast tx ..." */
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		if (p && sscanf(p + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+				&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+				&v[9], &v[10], &v[11]) == 12)
+			sum += v[3] + v[11];
+	}
+	fclose(f);
+	return sum;
+}
+
 /* "A.B.C.D" and a port; -1 if not an IPv4 address. */
 static inline int net_addr(const char *s, uint64_t port, struct sockaddr_in *a)
 {
@@ -78,14 +119,14 @@ static inline void net_bufsize(int s, int opt, int force, int size)
 		setsockopt(s, SOL_SOCKET, opt, &size, sizeof(size));
 }
 
-/* The service's socket, non-blocking, bound to @a. */
-static inline int net_server(const struct sockaddr_in *a)
+/* The service's socket, non-blocking, bound to @a, with @rcvbuf bytes. */
+static inline int net_server(const struct sockaddr_in *a, int rcvbuf)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (s < 0)
 		die("%s: socket: %s", prog, strerror(errno));
-	net_bufsize(s, SO_RCVBUF, SO_RCVBUFFORCE, NET_RCVBUF);
+	net_bufsize(s, SO_RCVBUF, SO_RCVBUFFORCE, rcvbuf);
 	if (bind(s, (const struct sockaddr *)a, sizeof(*a)) < 0)
 		die("%s: bind %s:%u: %s", prog, inet_ntoa(a->sin_addr), ntohs(a->sin_port),
 		    strerror(errno));
