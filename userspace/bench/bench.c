@@ -905,13 +905,38 @@ static void touch_rounds(struct contender **cs, const struct opts *o, int nc,
 	free(cpu);
 }
 
+/* twheel's own view of its memory per id, n ids held */
+static double twheel_mem_per_id(struct contender *c, uint64_t n)
+{
+	struct twheel_stats st;
+
+	twheel_get_stats(c, &st);
+	return (double)st.mem_bytes / (double)n;
+}
+
+/*
+ * Memory is measured once the contender finished what the arming deferred
+ * (its settle: an index resize left migrating, which holds the old and the
+ * new table until it ends), so that a figure is what the ids hold and not
+ * where the last arm fell in a resize.  twheel's own figure from before
+ * that is kept: at_arm, what the resize added at that moment.
+ */
+static void settle_for_memory(struct contender *c, uint64_t n, double *at_arm)
+{
+	if (c->ops == &twheel_ops)
+		*at_arm = twheel_mem_per_id(c, n);
+	if (c->ops->settle)
+		c->ops->settle(c);
+}
+
 /* twheel's own view of its memory, for a "memory" JSON line: n ids held */
-static void twheel_mem_json(struct contender *c, uint64_t n)
+static void twheel_mem_json(struct contender *c, uint64_t n, double at_arm)
 {
 	struct twheel_stats st;
 
 	twheel_get_stats(c, &st);
 	json_f("mem_bytes_per_id", (double)st.mem_bytes / (double)n);
+	json_f("mem_bytes_per_id_at_arm", at_arm);
 	json_u("armed", st.armed);
 }
 
@@ -966,11 +991,14 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 	json_end();
 
 	if (o->mem) {
+		double at_arm = 0;
+
+		settle_for_memory(c, n, &at_arm);
 		mem_snap(&m1);
 		json_begin("memory", o->ops->name, n, o->rep);
 		mem_delta_json(out, &m0, &m1, n);
 		if (o->ops == &twheel_ops)
-			twheel_mem_json(c, n);
+			twheel_mem_json(c, n, at_arm);
 		if (o->ops == &inproc_ops) {
 			struct inproc_info ii;
 
@@ -1001,6 +1029,7 @@ static void memory_data(const struct opts *o, const uint64_t *ids)
 			    .tick_ns = o->tick_ns };
 	struct memsnap m0, m1;
 	struct contender *c;
+	double at_arm = 0;
 	int err;
 
 	mem_snap(&m0);
@@ -1010,10 +1039,11 @@ static void memory_data(const struct opts *o, const uint64_t *ids)
 	err = twheel_arm_data(c, ids, o->n, co.timeout_ns);
 	if (err)
 		die("twheel: ARM with data failed: %s", strerror(-err));
+	settle_for_memory(c, o->n, &at_arm);
 	mem_snap(&m1);
 	json_begin("memory_data", "twheel", o->n, o->rep);
 	mem_delta_json(out, &m0, &m1, o->n);
-	twheel_mem_json(c, o->n);
+	twheel_mem_json(c, o->n, at_arm);
 	json_end();
 	twheel_ops.close(c);
 	mem_snap_free(&m0);

@@ -770,6 +770,11 @@ def touch_section(d, rows, plots):
 
 
 def memory_section(d, rows, plots):
+    # runs since the bench settles before measuring memory say what the
+    # last arm left (mem_bytes_per_id_at_arm); older runs are rendered as
+    # they were measured
+    settled = any("mem_bytes_per_id_at_arm" in r for r in rows
+                  if r.get("workload") in ("memory", "memory_data"))
     d.p("## Memory")
     d.p()
     d.p("Kernel memory per armed id: the growth of /proc/meminfo `Slab` "
@@ -791,7 +796,14 @@ def memory_section(d, rows, plots):
         "carry no data; *twheel, ids armed with data* is the same N ids "
         "armed on a fresh fd with TWHEEL_IOC_ARM and non-zero data (every "
         "node holds a payload slot, so the two differ only by the fill of "
-        "the index table).")
+        "the index table)." + (
+            "  Every contender is measured once it finished what the arming "
+            "deferred (twheel's work item idle, the in-process wheel's index "
+            "resize done): a resize that the last arm left migrating holds "
+            "the old table and the new one until it ends.  twheel's *at the "
+            "last arm* is its stats.mem_bytes before that: what such a "
+            "resize adds at its peak, where the last arm fell." if settled
+            else ""))
     d.p()
     for n in sizes(rows, "memory"):
         out = []
@@ -807,14 +819,18 @@ def memory_section(d, rows, plots):
                 top = rr[-1].get("slab_top", [])
                 tops = ", ".join("{} {}".format(t["cache"], fmt(t["bytes_per_id"]))
                                  for t in top if t["bytes_per_id"] >= 1)
-                out.append([label, len(rr), cell(agg(rr, "kernel_bytes_per_id")),
-                            cell(agg(rr, "mem_bytes_per_id")) if c == "twheel" else "–",
-                            tops or "–", cell(agg(rr, "rss_bytes_per_id")),
-                            cell(agg(rr, "heap_bytes_per_id"))])
+                row = [label, len(rr), cell(agg(rr, "kernel_bytes_per_id")),
+                       cell(agg(rr, "mem_bytes_per_id")) if c == "twheel" else "–"]
+                if settled:
+                    row.append(cell(agg(rr, "mem_bytes_per_id_at_arm"))
+                               if c == "twheel" else "–")
+                out.append(row + [tops or "–", cell(agg(rr, "rss_bytes_per_id")),
+                                  cell(agg(rr, "heap_bytes_per_id"))])
         d.p("### {} ids".format(nfmt(n)))
         d.p()
-        d.table(["contender", "runs", "kernel B per id", "stats.mem_bytes per id",
-                 "largest slab growth, B per id", "process RSS B per id",
+        d.table(["contender", "runs", "kernel B per id", "stats.mem_bytes per id"] +
+                (["at the last arm"] if settled else []) +
+                ["largest slab growth, B per id", "process RSS B per id",
                  "process heap B per id"], out)
     cgr = [r for r in rows if r.get("workload") == "memory" and
            r.get("tag") in ("memcg", "kmem")]
