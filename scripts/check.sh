@@ -87,6 +87,27 @@ tier "host: differential fuzzer of the wheel algorithm (libFuzzer, fixed run)"
 make -s -C selftests/core fuzz-short 2>&1 | tail -n 20 | tee "$log/fuzz"
 add_counts "$log/fuzz" fuzz-short
 
+tier "host: the benchmark's report, rendered again from its committed run"
+# make bench ends in render.py, after half an hour of guest: a renderer
+# that breaks on real results, or a docs/bench/results.md that is not
+# what the renderer makes of docs/bench/raw, is caught here
+rdir=$(mktemp -d)
+if python3 userspace/bench/render.py docs/bench/raw "$rdir" > "$rdir/log" 2>&1; then
+	ok "render.py renders the committed run (docs/bench/raw)"
+	if diff -u docs/bench/results.md "$rdir/results.md" > "$rdir/diff"; then
+		ok "docs/bench/results.md is what render.py makes of docs/bench/raw"
+	else
+		not_ok "docs/bench/results.md is what render.py makes of docs/bench/raw"
+		head -n 40 "$rdir/diff" | sed 's/^/# /'
+	fi
+else
+	not_ok "render.py renders the committed run (docs/bench/raw)"
+	tail -n 20 "$rdir/log" | sed 's/^/# /'
+	skip "docs/bench/results.md is what render.py makes of docs/bench/raw" \
+		"render.py failed"
+fi
+rm -rf "$rdir"
+
 tier "host: Go package: gofmt, go vet, tests without the device (race detector)"
 # also builds what the guest runs of it (userspace/go/bin); the build
 # cache outlives the clone, as the debug kernel does

@@ -67,6 +67,11 @@ packages=(
 	# BPF programs (clang -target bpf, bpftool gen skeleton, libbpf 1.1):
 	# selftests/twheel_bpf_test, presence --xdp
 	libbpf-dev
+	# pgrep (the examples' stalled-service test)
+	procps
+	# the benchmark's report (render.py's plots): make check renders the
+	# committed run again (docs/bench/raw)
+	gnuplot-nox
 	"$@"
 )
 
