@@ -358,6 +358,25 @@ static int send_heartbeats(const struct opts *o, int sock, const uint64_t *ids, 
 	return o->udp ? net_send(sock, ids, n) : send_batch(sock, ids, n);
 }
 
+/*
+ * A batch sent and counted with SIGTERM blocked: the service stops the
+ * clients with it, and a count that missed the last batch sent would show
+ * as heartbeats handled but never sent.
+ */
+static void send_counted(const struct opts *o, int sock, const uint64_t *ids, size_t n,
+			 struct sender_stats *ss)
+{
+	sigset_t term;
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, NULL);
+	if (send_heartbeats(o, sock, ids, n) < 0)
+		_exit(0);
+	ss->sent += n;
+	sigprocmask(SIG_UNBLOCK, &term, NULL);
+}
+
 /* The client process: heartbeats on schedule until the service hangs up. */
 static void run_clients(int sock, const struct opts *o, uint64_t t0, struct sender_stats *ss)
 {
@@ -393,18 +412,13 @@ static void run_clients(int sock, const struct opts *o, uint64_t t0, struct send
 					id |= ACT_FLAG;
 				buf[n++] = id;
 				if (n == o->batch) {
-					if (send_heartbeats(o, sock, buf, n) < 0)
-						_exit(0);
-					ss->sent += n;
+					send_counted(o, sock, buf, n, ss);
 					n = 0;
 				}
 			}
 		}
-		if (n) {
-			if (send_heartbeats(o, sock, buf, n) < 0)
-				_exit(0);
-			ss->sent += n;
-		}
+		if (n)
+			send_counted(o, sock, buf, n, ss);
 	}
 }
 
