@@ -150,4 +150,18 @@ scripts/vm.sh --kernel "$kimg" --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-2400
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
 [ $vm_rc -eq 0 ] || not_ok "the guest run passes (vm.sh exit $vm_rc; see $out/console.log)"
+
+# The bench's short run, through the renderer: the JSON this source's
+# bench writes, not only the committed run's (above).
+rdir=$(mktemp -d)
+mkdir "$rdir/src"
+if ! cp "$out/bench-short.jsonl" "$rdir/src/bench.jsonl" 2> /dev/null; then
+	skip "render.py renders the guest's short bench run" "the guest wrote no bench-short.jsonl"
+elif python3 userspace/bench/render.py "$rdir/src" "$rdir/docs" > "$rdir/log" 2>&1; then
+	ok "render.py renders the guest's short bench run"
+else
+	not_ok "render.py renders the guest's short bench run"
+	tail -n 20 "$rdir/log" | sed 's/^/# /'
+fi
+rm -rf "$rdir"
 summary
