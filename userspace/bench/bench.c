@@ -915,13 +915,13 @@ static double twheel_mem_per_id(struct contender *c, uint64_t n)
 }
 
 /*
- * Memory is measured once the contender finished what the arming deferred
- * (its settle: an index resize left migrating, which holds the old and the
- * new table until it ends), so that a figure is what the ids hold and not
- * where the last arm fell in a resize.  twheel's own figure from before
- * that is kept: at_arm, what the resize added at that moment.
+ * Let the contender finish what the arming deferred (its settle: an index
+ * resize left migrating, which holds the old and the new table until it
+ * ends): it is neither a touch's cost nor what the ids hold, so touches and
+ * memory are measured after it.  twheel's own memory figure from before it
+ * is kept: at_arm, what the resize added where the last arm fell.
  */
-static void settle_for_memory(struct contender *c, uint64_t n, double *at_arm)
+static void settle_arming(struct contender *c, uint64_t n, double *at_arm)
 {
 	if (c->ops == &twheel_ops)
 		*at_arm = twheel_mem_per_id(c, n);
@@ -952,7 +952,7 @@ static void lib_mem_json(struct lib_contender *l, uint64_t n)
 	json_u("record_size", l->rec_size);
 }
 
-/* Arm every id with write()-style touches (the insert path); memory. */
+/* Arm every id with write()-style touches (the insert path), settle; memory. */
 static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 {
 	const uint64_t n = o->n;
@@ -962,6 +962,7 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 	struct memsnap m0, m1;
 	struct contender *c;
 	const size_t chunk = 1024;
+	double at_arm = 0;
 	int err;
 
 	if (o->mem)
@@ -990,10 +991,14 @@ static struct contender *touch_arm(const struct opts *o, const uint64_t *ids)
 	json_f("cpu_ns_per_id", (double)(cpu_self_ns() - c0) / (double)n);
 	json_end();
 
+	t0 = mono_ns();
+	settle_arming(c, n, &at_arm);
+	if (c->ops->settle) {
+		json_begin("settle", c->ops->name, n, o->rep);
+		json_f("ns", (double)(mono_ns() - t0));
+		json_end();
+	}
 	if (o->mem) {
-		double at_arm = 0;
-
-		settle_for_memory(c, n, &at_arm);
 		mem_snap(&m1);
 		json_begin("memory", o->ops->name, n, o->rep);
 		mem_delta_json(out, &m0, &m1, n);
@@ -1039,7 +1044,7 @@ static void memory_data(const struct opts *o, const uint64_t *ids)
 	err = twheel_arm_data(c, ids, o->n, co.timeout_ns);
 	if (err)
 		die("twheel: ARM with data failed: %s", strerror(-err));
-	settle_for_memory(c, o->n, &at_arm);
+	settle_arming(c, o->n, &at_arm);
 	mem_snap(&m1);
 	json_begin("memory_data", "twheel", o->n, o->rep);
 	mem_delta_json(out, &m0, &m1, o->n);
@@ -1062,22 +1067,10 @@ static void touch_session(const struct opts *o)
 	seq = xcalloc(o->touches, sizeof(*seq));
 	for (i = 0; i < o->touches; i++)
 		seq[i] = ids[rng_next(&r) % o->n];
-	/* every contender holds its N ids for the whole session */
+	/* every contender holds its N ids for the whole session, settled */
 	for (k = 0; k < o->cont.n; k++) {
 		oc.ops = o->cont.v[k];
 		cs[k] = touch_arm(&oc, ids);
-	}
-	/* deferred work of the arming is nobody's touch cost */
-	for (k = 0; k < o->cont.n; k++) {
-		uint64_t t0;
-
-		if (!cs[k]->ops->settle)
-			continue;
-		t0 = mono_ns();
-		cs[k]->ops->settle(cs[k]);
-		json_begin("settle", cs[k]->ops->name, o->n, o->rep);
-		json_f("ns", (double)(mono_ns() - t0));
-		json_end();
 	}
 	touch_rounds(cs, o, o->cont.n, seq);
 	for (k = 0; k < o->cont.n && o->burst; k++) {
