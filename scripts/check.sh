@@ -87,24 +87,31 @@ tier "host: differential fuzzer of the wheel algorithm (libFuzzer, fixed run)"
 make -s -C selftests/core fuzz-short 2>&1 | tail -n 20 | tee "$log/fuzz"
 add_counts "$log/fuzz" fuzz-short
 
+# render DESC SRC DOCDIR: a TAP line for render.py SRC DOCDIR, its log's
+# tail as comments if it fails
+render() {
+	if python3 userspace/bench/render.py "$2" "$3" > "$3.log" 2>&1; then
+		ok "$1"
+	else
+		not_ok "$1"
+		tail -n 20 "$3.log" | sed 's/^/# /'
+		return 1
+	fi
+}
+
 tier "host: the benchmark's report, rendered again from its committed run"
 # make bench ends in render.py, after half an hour of guest: a renderer
 # that breaks on real results, or a docs/bench/results.md that is not
 # what the renderer makes of docs/bench/raw, is caught here
 rdir=$(mktemp -d)
-if python3 userspace/bench/render.py docs/bench/raw "$rdir" > "$rdir/log" 2>&1; then
-	ok "render.py renders the committed run (docs/bench/raw)"
-	if diff -u docs/bench/results.md "$rdir/results.md" > "$rdir/diff"; then
-		ok "docs/bench/results.md is what render.py makes of docs/bench/raw"
-	else
-		not_ok "docs/bench/results.md is what render.py makes of docs/bench/raw"
-		head -n 40 "$rdir/diff" | sed 's/^/# /'
-	fi
+same="docs/bench/results.md is what render.py makes of docs/bench/raw"
+if ! render "render.py renders the committed run (docs/bench/raw)" docs/bench/raw "$rdir/docs"; then
+	skip "$same" "render.py failed"
+elif diff -u docs/bench/results.md "$rdir/docs/results.md" > "$rdir/diff"; then
+	ok "$same"
 else
-	not_ok "render.py renders the committed run (docs/bench/raw)"
-	tail -n 20 "$rdir/log" | sed 's/^/# /'
-	skip "docs/bench/results.md is what render.py makes of docs/bench/raw" \
-		"render.py failed"
+	not_ok "$same"
+	head -n 40 "$rdir/diff" | sed 's/^/# /'
 fi
 rm -rf "$rdir"
 
@@ -155,13 +162,10 @@ tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
 # bench writes, not only the committed run's (above).
 rdir=$(mktemp -d)
 mkdir "$rdir/src"
-if ! cp "$out/bench-short.jsonl" "$rdir/src/bench.jsonl" 2> /dev/null; then
-	skip "render.py renders the guest's short bench run" "the guest wrote no bench-short.jsonl"
-elif python3 userspace/bench/render.py "$rdir/src" "$rdir/docs" > "$rdir/log" 2>&1; then
-	ok "render.py renders the guest's short bench run"
+if cp "$out/bench-short.jsonl" "$rdir/src/bench.jsonl" 2> /dev/null; then
+	render "render.py renders the guest's short bench run" "$rdir/src" "$rdir/docs"
 else
-	not_ok "render.py renders the guest's short bench run"
-	tail -n 20 "$rdir/log" | sed 's/^/# /'
+	skip "render.py renders the guest's short bench run" "the guest wrote no bench-short.jsonl"
 fi
 rm -rf "$rdir"
 summary
