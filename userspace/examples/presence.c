@@ -100,7 +100,7 @@ struct sender_stats {
 	volatile uint64_t sent;		/* ids sent */
 	volatile uint64_t max_behind_ns;	/* worst lag behind the schedule */
 	volatile uint64_t lag_ns;		/* current lag */
-	volatile uint64_t dev_drops;		/* dropped in their namespace (--client-netns) */
+	volatile uint64_t dev_drops0;		/* drops in their namespace at the start */
 };
 
 /*
@@ -382,14 +382,11 @@ static void run_clients(int sock, const struct opts *o, uint64_t t0, struct send
 {
 	uint64_t *buf = xcalloc(o->batch, sizeof(*buf));
 	uint64_t nslots = slices * login_rounds;
-	uint64_t drops0 = o->netns ? net_dev_drops() : 0;
-
+	if (o->netns)
+		ss->dev_drops0 = net_dev_drops("/proc/self/net/dev");
 	for (uint64_t q = 0;; q++) {
 		uint64_t t = t0 + q / slices * o->interval_ns + q % slices * o->interval_ns / slices;
 		uint64_t now = mono_ns(), n = 0;
-
-		if (o->netns)
-			ss->dev_drops = net_dev_drops() - drops0;
 
 		if (now < t) {
 			ss->lag_ns = 0;
@@ -439,7 +436,8 @@ struct service {
 	uint64_t silent_off, idle_away;	/* silent users offline, idle users away */
 	uint64_t false_off, false_away, reconnects, dup_off, bad_away, early, bad_id;
 	uint64_t touch_errors;
-	uint64_t dev_drops0, dev_drops, sock_drops;	/* with --udp: net_sock_drops() */
+	/* with --udp: dropped on the way (net_sock_drops()), at the end */
+	uint64_t dev_drops0, dev_drops, sock_drops, client_drops;
 	uint64_t mem_max, armed_max;
 	uint64_t cpu_ns, wall_ns;	/* the service's CPU time and run time */
 	struct {			/* at the last progress line */
@@ -1110,7 +1108,13 @@ static void stop_clients(struct service *sv)
 
 	if (sv->o->udp) {
 		sv->sock_drops = net_sock_drops(sv->sock);
-		sv->dev_drops = net_dev_drops() - sv->dev_drops0;
+		sv->dev_drops = net_dev_drops("/proc/self/net/dev") - sv->dev_drops0;
+	}
+	if (sv->o->netns) {
+		char dev[64];
+
+		snprintf(dev, sizeof(dev), "/proc/%d/net/dev", (int)sv->child);
+		sv->client_drops = net_dev_drops(dev) - sv->sd->ss.dev_drops0;
 	}
 	close(sv->sock);
 	kill(sv->child, SIGTERM);
@@ -1144,10 +1148,9 @@ struct verdict {
  * or any other miss, fails the run.  A heartbeat that reached the service
  * and was lost after that still fails it.
  */
-static void unheard(const struct service *sv, const struct sender_stats *ss,
-		    struct verdict *v)
+static void unheard(const struct service *sv, struct verdict *v)
 {
-	v->lost = sv->sock_drops + sv->dev_drops + ss->dev_drops;
+	v->lost = sv->sock_drops + sv->dev_drops + sv->client_drops;
 	v->unheard_off = 0;
 	v->unheard_away = 0;
 	for (uint64_t u = 0; u < sv->o->users; u++) {
@@ -1165,7 +1168,7 @@ static void verify(const struct service *sv, const struct expect *x,
 
 	v->miss_off = x->silent - sv->silent_off;
 	v->miss_away = x->idle_away - sv->idle_away;
-	unheard(sv, ss, v);
+	unheard(sv, v);
 	v->tick_slack = o->tick_ns + o->slack_ns;
 	v->late_k = hist_count_above(&sv->late_k_off, v->tick_slack) +
 		    hist_count_above(&sv->late_k_away, v->tick_slack);
@@ -1272,7 +1275,7 @@ static void print_summary(const struct service *sv, const struct expect *x,
 		check_line("lost on the way", v->ok_lost, "%" PRIu64 " datagrams dropped (socket %"
 			   PRIu64 ", devices %" PRIu64 " here, %" PRIu64 " at the clients); never"
 			   " heard from: %" PRIu64 " silent users, %" PRIu64 " idle users' logins",
-			   v->lost, sv->sock_drops, sv->dev_drops, (uint64_t)ss->dev_drops,
+			   v->lost, sv->sock_drops, sv->dev_drops, sv->client_drops,
 			   v->unheard_off, v->unheard_away);
 	check_line("silent -> offline", v->ok_off, "%s of %s went offline, %" PRIu64 " missing (%"
 		   PRIu64 " never heard from), %" PRIu64 " twice", fmt_count(a, sv->silent_off),
@@ -1342,7 +1345,7 @@ int main(int argc, char **argv)
 		sv.argv = argv;
 		open_channel(&o, pair);
 		if (o.udp)
-			sv.dev_drops0 = net_dev_drops();
+			sv.dev_drops0 = net_dev_drops("/proc/self/net/dev");
 		open_wheels(&sv, &o);
 		sv.np = open_net();
 		if (o.xdp)

@@ -66,9 +66,10 @@ struct net_counts {
  * Datagrams the network dropped on their way to the service, so that a
  * login lost on a loaded machine is told from a lost arm or touch: the
  * drops of the service's socket (its receive buffer was full,
- * SK_MEMINFO_DROPS), and the "drop" columns of /proc/net/dev (receive and
- * transmit) in the calling process's network namespace: a veth counts
- * there what it could not hand to its peer (the peer's XDP ring full).
+ * SK_MEMINFO_DROPS), and the "drop" columns (receive and transmit) of
+ * @dev, /proc/PID/net/dev: those of the devices in PID's network
+ * namespace.  A veth counts there what it could not hand to its peer (the
+ * peer's XDP ring full).
  */
 static inline uint64_t net_sock_drops(int s)
 {
@@ -81,23 +82,22 @@ static inline uint64_t net_sock_drops(int s)
 	return mi[SK_MEMINFO_DROPS];
 }
 
-static inline uint64_t net_dev_drops(void)
+static inline uint64_t net_dev_drops(const char *dev)
 {
-	unsigned long long v[16];
+	unsigned long long rx, tx;
 	uint64_t sum = 0;
 	char line[512];
-	FILE *f = fopen("/proc/self/net/dev", "re");
+	FILE *f = fopen(dev, "re");
 
 	if (!f)
-		die("%s: /proc/self/net/dev: %s", prog, strerror(errno));
-	/* "name: rx bytes packets errs drop fifo frame compressed multicast tx ..." */
+		die("%s: %s: %s", prog, dev, strerror(errno));
+	/* "name: rx bytes packets errs DROP fifo frame compressed multicast, tx bytes packets errs DROP" */
 	while (fgets(line, sizeof(line), f)) {
 		char *p = strchr(line, ':');
 
-		if (p && sscanf(p + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-				&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
-				&v[9], &v[10], &v[11]) == 12)
-			sum += v[3] + v[11];
+		if (p && sscanf(p + 1, "%*u %*u %*u %llu %*u %*u %*u %*u %*u %*u %*u %llu",
+				&rx, &tx) == 2)
+			sum += rx + tx;
 	}
 	fclose(f);
 	return sum;
