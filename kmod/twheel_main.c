@@ -119,6 +119,7 @@
 #include <linux/twheel.h>
 
 #include "twheel_bpf.h"
+#include "twheel_compat.h"
 #include "twheel_core.h"
 
 #define CREATE_TRACE_POINTS
@@ -228,7 +229,7 @@ static struct ctl_table tw_sysctls[] = {
 		.extra1		= &tw_limit_min,
 		.extra2		= &tw_limit_max,
 	},
-	{ }
+	TW_CTL_TABLE_END
 };
 
 static struct ctl_table_header *tw_sysctl_header;
@@ -481,6 +482,7 @@ static void tw_spin_lock(struct twheel *wh)
 	__acquires(&wh->lock)
 {
 	spin_lock_bh(&wh->lock);
+	tw_compat_rt_acquire(&wh->lock);
 }
 
 /* Drop the lock, then free what was unlinked under it. */
@@ -491,6 +493,7 @@ static void tw_spin_unlock(struct twheel *wh)
 
 	wh->garbage = NULL;
 	spin_unlock_bh(&wh->lock);
+	tw_compat_rt_release(&wh->lock);
 	while (garbage) {
 		struct tw_ent *next = *(struct tw_ent **)garbage;
 
@@ -1274,8 +1277,8 @@ static int tw_set_config(struct twheel *wh, void __user *arg, size_t usize)
 	}
 	if (c.clockid != wh->cfg.clockid) {
 		hrtimer_cancel(&wh->timer);
-		hrtimer_init(&wh->timer, c.clockid, HRTIMER_MODE_ABS);
-		wh->timer.function = tw_timer_fn;
+		hrtimer_setup(&wh->timer, tw_timer_fn, c.clockid,
+			      HRTIMER_MODE_ABS);
 		wh->timer_at = KTIME_MAX;
 	}
 	wh->cfg = c;
@@ -1554,9 +1557,7 @@ out:
 	return ret;
 }
 
-__diag_push();
-__diag_ignore_all("-Wmissing-prototypes",
-		  "Global functions as their definitions will be in twheel BTF");
+__bpf_kfunc_start_defs();
 
 /**
  * bpf_twheel_touch() - touch an id of an exported wheel, from XDP or TC
@@ -1571,7 +1572,7 @@ __diag_ignore_all("-Wmissing-prototypes",
  * Return: 0; -ENOENT if the wheel has no such id; -ESRCH if no exported
  * wheel has @handle (any more).
  */
-noinline int bpf_twheel_touch(u64 handle, u64 id)
+__bpf_kfunc int bpf_twheel_touch(u64 handle, u64 id)
 {
 	struct twheel *wh;
 	int ret = -ESRCH;
@@ -1586,11 +1587,11 @@ noinline int bpf_twheel_touch(u64 handle, u64 id)
 	return ret;
 }
 
-__diag_pop();
+__bpf_kfunc_end_defs();
 
-BTF_SET8_START(tw_kfunc_ids)
+BTF_KFUNCS_START(tw_kfunc_ids)
 BTF_ID_FLAGS(func, bpf_twheel_touch)
-BTF_SET8_END(tw_kfunc_ids)
+BTF_KFUNCS_END(tw_kfunc_ids)
 
 static const struct btf_kfunc_id_set tw_kfunc_set = {
 	.owner	= THIS_MODULE,
@@ -1739,8 +1740,8 @@ static int tw_open(struct inode *inode, struct file *file)
 	spin_lock_init(&wh->lock);
 	init_waitqueue_head(&wh->wq);
 	INIT_DELAYED_WORK(&wh->work, tw_work_fn);
-	hrtimer_init(&wh->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	wh->timer.function = tw_timer_fn;
+	hrtimer_setup(&wh->timer, tw_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS);
 	wh->timer_at = KTIME_MAX;
 	wh->cfg.tick_ns = TWHEEL_DEFAULT_TICK_NS;
 	wh->cfg.timeout_ns = TWHEEL_DEFAULT_TIMEOUT_NS;
@@ -1804,7 +1805,6 @@ static const struct file_operations tw_fops = {
 	.poll		= tw_poll,
 	.unlocked_ioctl	= tw_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 	.show_fdinfo	= tw_show_fdinfo,
 };
 
