@@ -3909,7 +3909,7 @@ static void twt_expire_at_once(struct kunit *test)
  * and checks the wheel, the queue and the index after every step.  The
  * cases pick the steps from splitmix64 where the fuzzer reads its input;
  * the model's memory is the case's and a broken property fails the case
- * (KUNIT_ASSERT_FAILURE()).
+ * (KUNIT_FAIL_AND_ABORT()).
  */
 static void *twt_model_zalloc(void *ctx, size_t size)
 {
@@ -3923,7 +3923,9 @@ static void twt_model_free(void *ctx, void *p)
 
 static void twt_model_fail(void *ctx, const char *why)
 {
-	KUNIT_ASSERT_FAILURE((struct kunit *)ctx, "%s", why);
+	struct kunit *test = ctx;
+
+	KUNIT_FAIL_AND_ABORT(test, "%s", why);
 }
 
 static const struct twm_hooks twt_model_hooks = {

@@ -153,7 +153,7 @@ static inline __printf(3, 4) void kunit_failed_msg(struct kunit *test,
 
 #define KUNIT_FAIL(test, fmt, ...) \
 	KUNIT_FAIL_ASSERTION(test, KUNIT_EXPECTATION, fmt, ##__VA_ARGS__)
-#define KUNIT_ASSERT_FAILURE(test, fmt, ...) \
+#define KUNIT_FAIL_AND_ABORT(test, fmt, ...) \
 	KUNIT_FAIL_ASSERTION(test, KUNIT_ASSERTION, fmt, ##__VA_ARGS__)
 
 #define KUNIT_BOOLEAN(test, type, cond, want, fmt, ...) do {		\
