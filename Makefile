@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make              build kmod/twheel.ko against KDIR (default: the running
-#                   kernel's headers, else Debian's newest 6.1 headers)
+# make              build kmod/twheel.ko for the running kernel, if its headers
+#                   are installed, else for the newest kernel whose headers
+#                   are (it says which); KVER=RELEASE picks another kernel,
+#                   KDIR=DIR any build directory
 # make BTF=1        the same with module BTF (pahole, resolve_btfids; for BPF
-#                   kfuncs), for Debian's 6.1 kernel KVER (default: the newest
-#                   in /boot), against scripts/btf-kdir.sh's cached directory
+#                   kfuncs): Debian's 6.12 headers have what it takes, 6.1's
+#                   get it from scripts/btf-kdir.sh's cached directory
 # make check        install what is missing, then run every test tier
 #                   (lint, host, packaging, QEMU guest); non-zero on failure
 # make check-debug  the reliability tier: the same guest suites on a KASAN,
@@ -24,10 +26,16 @@
 #                   service with 1,000,000 users (about a minute)
 # make clean
 
-KVER_RUNNING := $(shell uname -r)
-KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER_RUNNING)/build) \
-	$(lastword $(sort $(wildcard /usr/src/linux-headers-6.1*-amd64))))
 PWD := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+# The kernel to build for: KVER if given, else the running one if its
+# headers are installed, else the newest installed headers of any version.
+ifeq ($(origin KDIR),undefined)
+ifeq ($(KVER),)
+KVER := $(shell bash -c '. $(PWD)/scripts/lib/kernels.sh && default_kver')
+endif
+KDIR := $(firstword $(wildcard /lib/modules/$(KVER)/build/Makefile /usr/src/linux-headers-$(KVER)/Makefile))
+KDIR := $(patsubst %/Makefile,%,$(KDIR))
+endif
 VERSION := $(shell cat $(PWD)/kmod/VERSION)
 # The kernel release KDIR was configured for (modules_install's target).
 KREL = $(shell sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
@@ -62,7 +70,8 @@ has_btf = readelf -S -W $(1) 2>/dev/null | grep -q ' \.BTF '
 all: modules
 
 modules:
-	@test -n "$(KDIR)" || { echo "no kernel headers: run scripts/deps.sh or set KDIR=" >&2; exit 1; }
+	@test -n "$(KDIR)" || { echo "no kernel headers$(if $(KVER), for $(KVER)): apt-get install linux-headers-$(or $(KVER),amd64), or set KDIR=" >&2; exit 1; }
+	@echo "twheel: building for $(or $(KREL),$(KVER)) ($(KDIR))"
 ifeq ($(BTF),1)
 	@for ko in $(wildcard $(PWD)/kmod/*.ko); do \
 		$(call has_btf,$$ko) || rm -f $$ko; done

@@ -4,7 +4,8 @@
 # The twheel benchmark behind `make bench`.
 #
 #   scripts/bench.sh [--no-build] [--out DIR] [--timeout SEC]
-#       Build the module (against Debian's 6.1 headers, as make check does)
+#       Build the module (against Debian's 6.1 headers, as make check's
+#       first guest does)
 #       and userspace/bench/twheel_bench, boot the QEMU guest once and run
 #       the whole matrix there (userspace/bench/run_guest.sh): four
 #       contenders (scan, timerfd, twheel, inproc) side by side on the same
@@ -99,8 +100,10 @@ secs() { # seconds since $1
 cd "$top"
 if ((build)); then
 	"$top/scripts/deps.sh" gnuplot-nox
-	kimg=$(find /boot -maxdepth 1 -name 'vmlinuz-6.1*-amd64' -printf '%p\n' | sort -V | tail -n 1)
-	[[ -n "$kimg" ]] || { echo "bench.sh: no /boot/vmlinuz-6.1*-amd64 (scripts/deps.sh)" >&2; exit 1; }
+	# shellcheck source=scripts/lib/kernels.sh
+	. "$top/scripts/lib/kernels.sh"
+	kimg=/boot/vmlinuz-$(kernel_release 6.1) ||
+		{ echo "bench.sh: no Debian 6.1 kernel in /boot (scripts/deps.sh)" >&2; exit 1; }
 	echo "bench: building the module (${kimg#/boot/vmlinuz-}) and twheel_bench"
 	make -s -C "$top" KDIR="/lib/modules/${kimg#/boot/vmlinuz-}/build" modules
 	make -s -C "$top/userspace/bench"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# A build directory that gives out-of-tree modules BTF, for Debian's 6.1
-# kernel KVER: built once, cached, and its path printed.
+# A build directory that gives out-of-tree modules BTF, for Debian's
+# kernel KVER, and its path printed.  Debian's 6.12 headers are one
+# already (they ship a vmlinux with BTF and tools/bpf/resolve_btfids):
+# their directory is printed as it is.  For 6.1 one is built once, cached.
 #
 # Usage: scripts/btf-kdir.sh [--make] [KVER]
-#   KVER     a Debian 6.1 kernel release (default: the newest
-#            /boot/vmlinuz-6.1*-amd64); its image and headers must be installed
+#   KVER     a Debian kernel release (default: the one `make` builds for,
+#            scripts/lib/kernels.sh); its image and headers must be installed
 #   (none)   prints the build directory: `make -C DIR M=... modules`
 #   --make   prints "KDIR=DIR RESOLVE_BTFIDS=DIR/tools/bpf/resolve_btfids/..."
 #            for make's command line: `make $(scripts/btf-kdir.sh --make)`
@@ -23,11 +25,11 @@
 #                    from /boot/vmlinuz-KVER: all kbuild and resolve_btfids
 #                    read of it (the whole ELF is 66 MB)
 #   kdir/tools/bpf/resolve_btfids/resolve_btfids
-#                    built from linux-source-6.1's tools/bpf/resolve_btfids,
-#                    at the path kbuild looks for it by default
-#   src/scripts/extract-vmlinux   linux-source-6.1's, to check against the image
+#                    built from linux-source-SERIES's tools/bpf/resolve_btfids
+#                    (6.1 for 6.1.*), at the path kbuild looks for it
+#   src/scripts/extract-vmlinux   linux-source-SERIES's, to check against the image
 #   inputs           what the key is made of, and the .BTF's sha256
-# KEY hashes KVER, the image's sha256, the headers' and linux-source-6.1's
+# KEY hashes KVER, the image's sha256, the headers' and linux-source-SERIES's
 # package versions, libelf-dev's and this script: a new image or script
 # makes a new entry, an unchanged one is found in about a second.  An entry
 # is built in a temporary directory and renamed into place, under a lock
@@ -51,7 +53,8 @@ esac
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 self=$top/scripts/btf-kdir.sh
 cache=${TWHEEL_CACHE:-/var/cache/twheel}
-tarball=/usr/src/linux-source-6.1.tar.xz
+# shellcheck source=scripts/lib/kernels.sh
+. "$top/scripts/lib/kernels.sh"
 
 die() {
 	echo "btf-kdir.sh: $*" >&2
@@ -61,7 +64,7 @@ die() {
 # What the build needs (pahole: the module's BTF, at make time); one
 # dpkg-query when all is there, else deps.sh installs them (its list has
 # them all).
-needed=(make gcc pkg-config python3 xz-utils libelf-dev pahole linux-source-6.1)
+needed=(make gcc pkg-config python3 xz-utils libelf-dev pahole)
 if dpkg-query -W -f='${Status}\n' "${needed[@]}" 2>&1 |
 	grep -qvx 'install ok installed'; then
 	"$top/scripts/deps.sh" >&2
@@ -70,17 +73,33 @@ fi
 if (($# == 1)); then
 	kver=$1
 else
-	kimg=$(shopt -s nullglob; printf '%s\n' /boot/vmlinuz-6.1*-amd64 | sort -V | tail -n 1)
-	[[ -n "$kimg" ]] || die "no /boot/vmlinuz-6.1*-amd64 (run scripts/deps.sh)"
-	kver=${kimg#/boot/vmlinuz-}
+	kver=$(default_kver) || true
+	[[ -n "$kver" ]] || die "no kernel headers installed (run scripts/deps.sh)"
 fi
-[[ $kver == 6.1.* ]] || die "$kver: not a 6.1 kernel (resolve_btfids comes from linux-source-6.1)"
 image=/boot/vmlinuz-$kver
 headers=/usr/src/linux-headers-$kver
 [[ -f "$image" ]] || die "no $image (apt-get install linux-image-$kver)"
 [[ -f "$headers/Makefile" ]] || die "no $headers (apt-get install linux-headers-$kver)"
 grep -qx 'CONFIG_DEBUG_INFO_BTF_MODULES=y' "$headers/.config" ||
 	die "$kver is not configured with CONFIG_DEBUG_INFO_BTF_MODULES"
+
+# Headers that have it all (Debian's 6.12: a vmlinux with .BTF, and
+# resolve_btfids in their kbuild tools) are the directory.
+if [[ -x "$headers/tools/bpf/resolve_btfids/resolve_btfids" ]] &&
+	readelf -S -W "$headers/vmlinux" 2> /dev/null | grep -q ' \.BTF '; then
+	if [[ $mode == make ]]; then
+		printf 'KDIR=%s\n' "$headers"
+	else
+		printf '%s\n' "$headers"
+	fi
+	exit 0
+fi
+series=$(kernel_series "$kver")
+tarball=/usr/src/linux-source-$series.tar.xz
+if [[ ! -f $tarball ]]; then
+	"$top/scripts/deps.sh" "linux-source-$series" >&2 ||
+		die "$kver: its headers lack vmlinux and resolve_btfids, and linux-source-$series (to build them) is not installed"
+fi
 
 version() { # PACKAGE
 	dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none
@@ -90,7 +109,7 @@ inputs=$(printf '%s\n' \
 	"kver $kver" \
 	"image $(sha256sum < "$image" | cut -c1-64)" \
 	"linux-headers-$kver $(version "linux-headers-$kver")" \
-	"linux-source-6.1 $(version linux-source-6.1)" \
+	"linux-source-$series $(version "linux-source-$series")" \
 	"libelf-dev $(version libelf-dev)" \
 	"btf-kdir.sh $(sha256sum < "$self" | cut -c1-64)")
 key=$(sha256sum <<< "$inputs" | cut -c1-16)
@@ -138,7 +157,7 @@ members=(scripts/extract-vmlinux scripts/bpf_doc.py tools/bpf/resolve_btfids
 	tools/lib tools/include tools/build tools/scripts tools/arch/x86)
 mkdir "$tmp/src"
 tar -xJf "$tarball" -C "$tmp/src" --strip-components=1 \
-	"${members[@]/#/linux-source-6.1/}"
+	"${members[@]/#/linux-source-$series/}"
 
 echo "btf-kdir.sh: building resolve_btfids" >&2
 mkdir -p "$tmp/build"
@@ -149,7 +168,7 @@ if ! make -C "$tmp/src/tools/bpf/resolve_btfids" OUTPUT="$tmp/build/" \
 fi
 
 # The build directory: Debian's headers, by symlinks.  Their scripts and
-# tools are relative links (into /usr/lib/linux-kbuild-6.1), resolved here;
+# tools are relative links (into /usr/lib/linux-kbuild-SERIES), resolved here;
 # tools becomes a directory of its own, to hold bpf/resolve_btfids.
 mkdir "$tmp/kdir"
 for path in "$headers"/* "$headers"/.[!.]*; do

@@ -68,7 +68,9 @@ if ((build)); then
 	"$top/scripts/deps.sh"
 	echo "demo: building the module, libtwheel and the examples"
 	# The guest runs Debian's stock 6.1 kernel: build against its headers.
-	kimg=$(ls /boot/vmlinuz-6.1*-amd64 | sort -V | tail -n 1)
+	# shellcheck source=scripts/lib/kernels.sh
+	. "$top/scripts/lib/kernels.sh"
+	kimg=/boot/vmlinuz-$(kernel_release 6.1)
 	make -s -C "$top" KDIR="/lib/modules/${kimg#/boot/vmlinuz-}/build" modules
 	make -s -C "$top/userspace/examples"
 fi

@@ -27,6 +27,16 @@ packages=(
 	linux-image-amd64
 	linux-headers-amd64
 	linux-source-6.1
+	# the kernel matrix (scripts/lib/kernels.sh): bookworm's other series
+	# and the PREEMPT_RT flavour of both
+	linux-image-rt-amd64
+	linux-headers-rt-amd64
+	linux-image-6.12-amd64
+	linux-headers-6.12-amd64
+	linux-image-6.12-rt-amd64
+	linux-headers-6.12-rt-amd64
+	# the syscall fuzzer of the debug tier (make fuzz)
+	trinity
 	qemu-system-x86
 	busybox-static
 	cpio

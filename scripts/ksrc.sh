@@ -22,6 +22,7 @@
 #   scripts/spelling.txt
 #   scripts/const_structs.checkpatch
 #   scripts/kernel-doc
+#   scripts/extract-vmlinux
 #   Documentation/userspace-api/ioctl/ioctl-number.rst
 # (kselftest's lib.mk and runner are used in place by selftests/Makefile;
 # the selftests Makefile and subarch.include by scripts/ksft-dropin.sh).
@@ -57,6 +58,7 @@ files=(
 	scripts/spelling.txt
 	scripts/const_structs.checkpatch
 	scripts/kernel-doc
+	scripts/extract-vmlinux
 	Documentation/userspace-api/ioctl/ioctl-number.rst
 )
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Boot Debian's stock 6.1 kernel in QEMU (TCG) and run one script inside a
+# Boot a kernel (default: Debian's stock 6.1) in QEMU (TCG) and run one script inside a
 # read-only chroot of the host's root filesystem, virtme-style.
 #
 # Usage:
@@ -39,7 +39,7 @@ usage: $prog [--timeout SEC] [--mem MB] [--cpus N] [--kernel PATH]
   --timeout SEC   kill the guest and fail after SEC seconds (default 900)
   --mem MB        guest memory (default 4096)
   --cpus N        guest CPUs (default 2)
-  --kernel PATH   kernel image (default: newest /boot/vmlinuz-6.1*-amd64)
+  --kernel PATH   kernel image (default: Debian's newest 6.1, generic flavour)
   --out DIR       host directory shared writable as \$TWHEEL_OUT
                   (default: a fresh mktemp -d; kept after the run)
   --append STR    extra kernel command line
@@ -115,9 +115,9 @@ done
 "$script_dir/deps.sh"
 
 if [[ -z "$kernel" ]]; then
-	kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-6.1*-amd64' -printf '%p\n' |
-		sort -V | tail -n 1)
-	[[ -n "$kernel" ]] || die "no /boot/vmlinuz-6.1*-amd64 found"
+	# shellcheck source=scripts/lib/kernels.sh
+	. "$script_dir/lib/kernels.sh"
+	kernel=/boot/vmlinuz-$(kernel_release 6.1) || die "no Debian 6.1 kernel in /boot"
 fi
 [[ -r "$kernel" ]] || die "kernel image not readable: $kernel"
 
