@@ -17,6 +17,13 @@
 #      Debian's stock 6.1 kernel (scripts/guest.sh): kselftests (64-bit
 #      and -m32), the user-space suites, module lifecycle, slab baseline,
 #      the module without BTF, dmesg scan
+#   5. the kernel matrix: the module built for each other Debian kernel
+#      (6.1-rt, 6.12, 6.12-rt; scripts/lib/kernels.sh), with BTF, booted,
+#      with TWHEEL_MATRIX_SUITES (default: the kselftests, 64-bit, those of
+#      TWHEEL_MATRIX_KSFT: the ABI, the I/O paths, io_uring, the BPF
+#      touch, time namespaces, the races and the owner-pays checks; "all"
+#      for every one), module lifecycle, slab baseline and dmesg scan; the
+#      newest kernel, built from source, is make check-debug's
 # and ends with one line "N passed, N failed, N skipped" summing every tier.
 # Exits non-zero on any failure.
 set -uo pipefail
@@ -48,8 +55,10 @@ if ! scripts/deps.sh; then
 	not_ok "scripts/deps.sh installs the dependencies"
 	summary
 fi
-kimg=$(ls /boot/vmlinuz-6.1*-amd64 2>/dev/null | sort -V | tail -n 1)
-kver=${kimg#/boot/vmlinuz-}
+# shellcheck source=scripts/lib/kernels.sh
+. scripts/lib/kernels.sh
+kver=$(kernel_release 6.1)
+kimg=/boot/vmlinuz-$kver
 kdir=/lib/modules/$kver/build
 echo "guest kernel $kver, headers $kdir"
 
@@ -126,9 +135,12 @@ tier "host: the selftests dropped into the kernel tree (kselftest's lib.mk and r
 scripts/ksft-dropin.sh | tee "$log/dropin"
 add_counts "$log/dropin" ksft-dropin.sh
 
-tier "host: module BTF for $kver (make BTF=1, split BTF, .BTF_ids)"
-scripts/test-btf.sh "$kver" | tee "$log/btf"
-add_counts "$log/btf" test-btf.sh
+# 6.1 needs a build directory of ours, 6.12's headers are one
+for k in "$kver" "$(kernel_release 6.12)"; do
+	tier "host: module BTF for $k (make BTF=1, split BTF, .BTF_ids)"
+	scripts/test-btf.sh "$k" | tee "$log/btf"
+	add_counts "$log/btf" "test-btf.sh $k"
+done
 
 tier "install paths: make install/uninstall, modinfo, DKMS"
 scripts/test-install.sh "$kdir" | tee "$log/install"
@@ -168,4 +180,43 @@ else
 	skip "render.py renders the guest's short bench run" "the guest wrote no bench-short.jsonl"
 fi
 rm -rf "$rdir"
+
+# matrix_guest SERIES FLAVOUR: the module built for that Debian kernel
+# (with BTF), then the guest on it with the matrix's suites.
+matrix_guest() {
+	local k b kd o rc
+	if ! k=$(kernel_release "$1" "$2"); then
+		not_ok "Debian's $1 $2 kernel is installed (scripts/deps.sh)"
+		return
+	fi
+	tier "guest: QEMU ($k, TCG): ${TWHEEL_MATRIX_SUITES:-selftests/run_tests.sh} (${ksft:-all})"
+	b=out/kernels/$k
+	rm -rf "$b"
+	mkdir -p "$b"
+	cp -r Kbuild kmod uapi "$b/"
+	(cd "$b/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
+	if ! kd=$(scripts/btf-kdir.sh "$k") ||
+		! make -s -C "$kd" M="$top/$b" modules > "$b/build.log" 2>&1; then
+		tail -n 20 "$b/build.log" | sed 's/^/# /'
+		not_ok "the module builds for $k, with BTF"
+		return
+	fi
+	o=$out/$k
+	mkdir -p "$o"
+	scripts/vm.sh --kernel "/boot/vmlinuz-$k" --out "$o" \
+		--timeout "${TWHEEL_VM_TIMEOUT:-2400}" -- \
+		env TWHEEL_GUEST_SUITES="${TWHEEL_MATRIX_SUITES:-selftests/run_tests.sh}" \
+		TWHEEL_KSFT_M32=0 TWHEEL_MODULE_CYCLES=10 TWHEEL_KSFT_ONLY="$ksft" \
+		scripts/guest.sh "$b/kmod/twheel.ko"
+	rc=$?
+	tap_fold_results "$o/guest-results" || not_ok "the guest on $k writes its results"
+	[ $rc -eq 0 ] || not_ok "the guest run on $k passes (vm.sh exit $rc; see $o/console.log)"
+}
+ksft=${TWHEEL_MATRIX_KSFT:-abi io uring bpf timens race owner}
+[ "$ksft" != all ] || ksft=
+for spec in "${TW_MATRIX[@]}"; do
+	[ "$spec" = "6.1 amd64" ] && continue	# the guest above
+	# shellcheck disable=SC2086 # "SERIES FLAVOUR"
+	matrix_guest $spec
+done
 summary

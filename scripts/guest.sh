@@ -23,6 +23,9 @@
 # failure.
 #
 # TWHEEL_MODULE_CYCLES: load/unload cycles of the churn (default 100).
+# TWHEEL_GUEST_SUITES: the suites to run, of those below (default: all
+# but the syscall fuzzer, scripts/trinity-guest.sh; the kernel matrix's
+# other kernels run fewer, scripts/check.sh).
 set -u
 
 out=${TWHEEL_OUT:-/tmp}
@@ -120,11 +123,13 @@ suite() {
 		return
 	fi
 	rm -f "$log.rc"
+	t0=$(date +%s)
 	{
 		"$1" 2>&1
 		echo $? > "$log.rc"
 	} | tee "$log"
 	rc=$(cat "$log.rc" 2> /dev/null) || rc=unknown
+	echo "# $1 took $(($(date +%s) - t0)) s"
 	f0=$tap_fail
 	if ! tap_fold_summary "$log"; then
 		not_ok "$1 ran to completion (rc $rc, no summary line)"
@@ -136,10 +141,16 @@ suite() {
 # The module's kselftests (64-bit, then -m32: the same totals), the
 # user-space suites (library, tools, examples, the Go package) and the
 # benchmark's short sanity run, with the module loaded.
-for t in selftests/run_tests.sh userspace/tests/run_guest.sh \
-	userspace/examples/run_guest.sh userspace/go/run_guest.sh \
-	userspace/bench/run_guest_short.sh; do
-	suite "$t"
+all_suites="selftests/run_tests.sh userspace/tests/run_guest.sh
+	userspace/examples/run_guest.sh userspace/go/run_guest.sh
+	userspace/bench/run_guest_short.sh"
+# and one only on request: the syscall fuzzer (check-debug, make fuzz)
+known="$all_suites scripts/trinity-guest.sh"
+for t in ${TWHEEL_GUEST_SUITES:-$all_suites}; do
+	case " $(echo $known) " in
+	*" $t "*) suite "$t" ;;
+	*) not_ok "TWHEEL_GUEST_SUITES: $t is a guest suite" ;;
+	esac
 done
 
 # Every fd is closed: the node slab must be back at its baseline.

@@ -20,6 +20,10 @@
 # line are kept as NAME.tap and NAME.totals (m32-NAME.* for -m32) in
 # $TWHEEL_OUT if it is set, else in a temporary directory.
 #
+# TWHEEL_KSFT_M32=0 leaves the -m32 pass out, TWHEEL_KSFT_ONLY="abi io"
+# runs those programs alone (twheel_abi_test, twheel_io_test): the kernel
+# matrix's other kernels (scripts/check.sh).
+#
 # POSIX sh, on scripts/lib/tap.sh of this repository: moved to
 # tools/testing/selftests/twheel, it would take the kernel's
 # kselftest/ktap_helpers.sh instead.
@@ -40,9 +44,11 @@ fi
 # them in $out/TAG.totals (the last "# Totals:" line, "none" without one:
 # for the -m32 comparison).
 ksft() {
+	t0=$(date +%s)
 	"$1" > "$out/$2.tap" 2>&1
 	rc=$?
 	cat "$out/$2.tap"
+	echo "# $2 took $(($(date +%s) - t0)) s"
 	# without /dev/twheel, the whole program skips (KSFT_SKIP, plan 1..0)
 	if [ "$rc" -eq 4 ] && grep -q '^1\.\.0 # SKIP' "$out/$2.tap"; then
 		skip "$1" "$(sed -n 's/^1\.\.0 # SKIP //p' "$out/$2.tap")"
@@ -61,7 +67,18 @@ ksft() {
 	fi
 }
 
+# only NAME: whether TWHEEL_KSFT_ONLY lets twheel_NAME_test run
+only() {
+	[ -z "${TWHEEL_KSFT_ONLY:-}" ] && return 0
+	case " $TWHEEL_KSFT_ONLY " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
+
 for t in "$dir"/twheel_*_test; do
+	n=${t##*/twheel_}
+	only "${n%_test}" || continue
 	if [ ! -x "$t" ]; then
 		not_ok "$t is built"
 		continue
@@ -72,10 +89,12 @@ done
 # The fault suite's kmemleak scan after its sweeps runs in the 64-bit
 # pass only (a scan takes 10-17 s on the debug kernel under TCG); the
 # guest's final scan (scripts/guest.sh) covers the -m32 pass.
-if [ -d "$dir/m32" ]; then
+if [ -d "$dir/m32" ] && [ "${TWHEEL_KSFT_M32:-1}" != 0 ]; then
 	export TWHEEL_FAULT_KMEMLEAK=0
 	for t in "$dir"/twheel_*_test; do
 		b=$(basename "$t")
+		n=${b#twheel_}
+		only "${n%_test}" || continue
 		# liburing and libbpf are 64-bit only on Debian (selftests/Makefile)
 		case $b in twheel_uring_test | twheel_bpf_test) continue ;; esac
 		if [ ! -x "$dir/m32/$b" ]; then
