@@ -9,8 +9,13 @@
 #                   get it from scripts/btf-kdir.sh's cached directory
 # make check        install what is missing, then run every test tier
 #                   (lint, host, packaging, QEMU guest); non-zero on failure
-# make check-debug  the reliability tier: the same guest suites on a KASAN,
-#                   lockdep, kmemleak, fault-injection, KUnit debug kernel
+# make check-debug  the reliability tier: the same guest suites and a syscall
+#                   fuzzer on a KASAN, lockdep, kmemleak, fault-injection,
+#                   KUnit debug kernel built from the newest source Debian
+#                   ships (sid's linux-source-7.2)
+# make check-debug-rt  the same with PREEMPT_RT (lockdep on RT's locks)
+# make fuzz         trinity against /dev/twheel on the debug kernel, long
+#                   (FUZZ_SYSCALLS, default 500000; FUZZ_SEED)
 # make bench        the benchmarks in the QEMU guest (about 15 minutes):
 #                   docs/bench/results.md and its plots
 # make lint         checkpatch --strict, sparse C=2, W=1, kernel-doc
@@ -65,7 +70,8 @@ endif
 has_btf = readelf -S -W $(1) 2>/dev/null | grep -q ' \.BTF '
 
 .PHONY: all modules clean lint check deps install uninstall \
-	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench deb
+	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench deb \
+	check-debug-rt fuzz
 
 all: modules
 
@@ -108,6 +114,17 @@ demo:
 
 check-debug:
 	scripts/check-debug.sh
+
+check-debug-rt:
+	scripts/check-debug.sh --rt
+
+# The syscall fuzzer alone on the debug kernel, longer than check-debug's
+# budget: FUZZ_SYSCALLS (default 500000) calls, FUZZ_SEED.
+fuzz:
+	TWHEEL_DEBUG_SUITES=scripts/trinity-guest.sh \
+	TWHEEL_TRINITY_SYSCALLS=$(or $(FUZZ_SYSCALLS),500000) \
+	$(if $(FUZZ_SEED),TWHEEL_TRINITY_SEED=$(FUZZ_SEED)) \
+	TWHEEL_VM_TIMEOUT=$(or $(FUZZ_TIMEOUT),7200) scripts/check-debug.sh
 
 bench:
 	scripts/bench.sh

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The reliability tier behind `make check-debug`: the module built against
-# the debug kernel (KASAN, UBSAN, lockdep, DEBUG_OBJECTS, kmemleak, fault
-# injection, KUnit; scripts/debug-kernel.sh, cached), booted under QEMU with
-# every guest suite of `make check` (scripts/guest.sh) plus the KUnit
-# results and a kmemleak scan.  Ends with "N passed, N failed, N skipped";
-# non-zero on failure.
+# the debug kernel (the newest kernel Debian ships as source, with KASAN,
+# UBSAN, lockdep, DEBUG_OBJECTS, kmemleak, fault injection, KUnit;
+# scripts/debug-kernel.sh, cached), booted under QEMU with every guest
+# suite of `make check` (scripts/guest.sh), the KUnit results, a fixed
+# budget of the syscall fuzzer (scripts/trinity-guest.sh) and a kmemleak
+# scan.  Ends with "N passed, N failed, N skipped"; non-zero on failure.
+#
+# Usage: scripts/check-debug.sh [--rt]
+#   --rt  the same source built with PREEMPT_RT (scripts/kconfig/rt.config):
+#         lockdep on RT's sleeping spinlocks
+# TWHEEL_DEBUG_SUITES: the guest suites (default: all of them and the
+# fuzzer; make fuzz runs the fuzzer alone, longer).
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,9 +26,16 @@ summary() {
 	exit $?
 }
 
-echo "=== debug kernel (cached by fragments and linux-source version) ==="
+rt=()
+case ${1:-} in
+--rt) rt=(--rt) ;;
+"") ;;
+*) echo "usage: $0 [--rt]" >&2; exit 2 ;;
+esac
+
+echo "=== debug kernel${rt:+ (PREEMPT_RT)} (cached by fragments and linux-source version) ==="
 t0=$(date +%s)
-if ! dk=$(scripts/debug-kernel.sh); then
+if ! dk=$(scripts/debug-kernel.sh "${rt[@]}"); then
 	not_ok "the debug kernel builds"
 	summary
 fi
@@ -50,7 +64,10 @@ if [ $build_rc -ne 0 ] || ! make -s -C selftests || ! make -s -C selftests m32 |
 	summary
 fi
 
-echo "=== guest: debug kernel, QEMU (TCG) ==="
+echo "=== guest: debug kernel $(cat "$dk/include/config/kernel.release" 2>/dev/null), QEMU (TCG) ==="
+suites="selftests/run_tests.sh userspace/tests/run_guest.sh
+	userspace/examples/run_guest.sh userspace/go/run_guest.sh
+	userspace/bench/run_guest_short.sh scripts/trinity-guest.sh"
 out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 # acpi=off: ACPI's AML interpreter is too slow under KASAN + TCG (AML loop
 # timeouts, soft lockups); CPUs and IRQs then come from the MP table.
@@ -74,6 +91,8 @@ out=${TWHEEL_OUT_DIR:-$(mktemp -d /tmp/twheel-check-debug.XXXXXX)}
 scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	--mem 1536 --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-3600}" \
 	-- env TWHEEL_SCALE_IDS=32768 TWHEEL_MODULE_CYCLES=25 TWHEEL_SLOW_KERNEL=1 \
+	TWHEEL_GUEST_SUITES="${TWHEEL_DEBUG_SUITES:-$suites}" \
+	TWHEEL_TRINITY_SYSCALLS="${TWHEEL_TRINITY_SYSCALLS:-20000}" \
 	scripts/guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"

@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Build (once, cached) the debug kernel of the reliability tier from
-# Debian's linux-source-6.1: tinyconfig + scripts/kconfig/*.config.
+# Build (once, cached) the debug kernel of the reliability tier from the
+# newest kernel source Debian ships (sid's linux-source-X.Y, fetched by
+# scripts/newest-source.sh): tinyconfig + scripts/kconfig/debug.config +
+# bpf.config, and with --rt also rt.config (PREEMPT_RT under lockdep).
 #
-# Usage: scripts/debug-kernel.sh      prints the build directory, which has
+# Usage: scripts/debug-kernel.sh [--rt]
+#                                     prints the build directory, which has
 #                                     arch/x86/boot/bzImage, vmlinux and
 #                                     what out-of-tree modules build against
 #
-# The cache key is the linux-source-6.1 version plus a hash of the
+# The cache key is the source package's version plus a hash of the
 # fragments, so a cache hit costs seconds and any fragment change rebuilds.
 # Environment: TWHEEL_CACHE (default /var/cache/twheel), JOBS (default nproc).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${TWHEEL_CACHE:-/var/cache/twheel}
-tarball=/usr/src/linux-source-6.1.tar.xz
+frags=("$top"/scripts/kconfig/debug.config "$top"/scripts/kconfig/bpf.config)
+name=debug-kernel
+case ${1:-} in
+--rt) frags+=("$top"/scripts/kconfig/rt.config); name=debug-rt-kernel ;;
+"") ;;
+*) echo "usage: $0 [--rt]" >&2; exit 2 ;;
+esac
 "$top/scripts/deps.sh" flex bison bc libelf-dev libssl-dev >&2
-version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-frags=("$top"/scripts/kconfig/*.config)
+{ read -r tarball; read -r version; } < <("$top/scripts/newest-source.sh")
+[[ -n ${version:-} ]] || exit 1
 key=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
-dest="$cache/debug-kernel-${version//:/_}-$key"
+dest="$cache/$name-${version//:/_}-$key"
 
 if [ -f "$dest/.twheel-complete" ]; then
 	echo "$dest"
@@ -27,6 +36,15 @@ if [ -f "$dest/.twheel-complete" ]; then
 fi
 
 mkdir -p "$cache"
+# One build of a kernel at a time: a second run (CI starts the build
+# early, in the background, and check-debug.sh asks for it later) waits
+# for the first, then finds it.
+exec 9> "$cache/.$name.lock"
+flock 9
+if [ -f "$dest/.twheel-complete" ]; then
+	echo "$dest"
+	exit 0
+fi
 tmp="$dest.tmp"
 rm -rf "$tmp"
 mkdir -p "$tmp"
