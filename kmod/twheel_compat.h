@@ -14,6 +14,7 @@
 #include <linux/btf_ids.h>
 #include <linux/hrtimer.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 
 /*
  * 6.13, 908a1d775422 ("hrtimer: Introduce hrtimer_setup() to replace
@@ -30,6 +31,17 @@ hrtimer_setup(struct hrtimer *timer,
 	hrtimer_init(timer, clock_id, mode);
 	timer->function = function;
 }
+#endif
+
+/*
+ * 6.17, "workqueue: Add system_percpu_wq and system_dfl_wq": the unbound
+ * system workqueue is system_dfl_wq, and by 7.2 system_unbound_wq is
+ * flagged deprecated (a warning at the first work queued on it).  Debian's
+ * 6.12 has system_dfl_wq from the stable series; where a kernel has both,
+ * they are the same workqueue.  Needed by 6.1.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 17, 0)
+#define system_dfl_wq		system_unbound_wq
 #endif
 
 /*

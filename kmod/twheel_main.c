@@ -432,7 +432,7 @@ static enum hrtimer_restart tw_timer_fn(struct hrtimer *t)
 	if (!tw_has_events(wh))
 		wake_up(&wh->wq);
 	else
-		mod_delayed_work(system_unbound_wq, &wh->work, 0);
+		mod_delayed_work(system_dfl_wq, &wh->work, 0);
 	return HRTIMER_NORESTART;
 }
 
@@ -506,7 +506,7 @@ static void tw_spin_unlock(struct twheel *wh)
 static void tw_resize_started(struct twheel *wh)
 {
 	wh->work_mpos = 0;
-	queue_delayed_work(system_unbound_wq, &wh->work, TW_WORK_DELAY);
+	queue_delayed_work(system_dfl_wq, &wh->work, TW_WORK_DELAY);
 }
 
 /*
@@ -557,7 +557,7 @@ static void tw_maintain(struct twheel *wh, unsigned long ids)
 static void tw_grow_later(struct twheel *wh, unsigned long ids)
 {
 	if (!wh->grow)
-		mod_delayed_work(system_unbound_wq, &wh->work, 0);
+		mod_delayed_work(system_dfl_wq, &wh->work, 0);
 	wh->grow = max(wh->grow, ids);
 }
 
@@ -1208,7 +1208,7 @@ static void tw_work_fn(struct work_struct *work)
 	wh->work_mpos = x->mpos;
 	/* under the lock: release() sets closing, then cancels the work */
 	if (x->old && !wh->closing)
-		queue_delayed_work(system_unbound_wq, &wh->work, TW_WORK_DELAY);
+		queue_delayed_work(system_dfl_wq, &wh->work, TW_WORK_DELAY);
 	wh->work_runs++;
 	wh->work_ns += ktime_get_ns() - t0;
 	tw_unlock(wh);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The Debian packages, tested for real on the host (no module is loaded):
 # make deb (out/deb) and its lintian run, apt-get install of the five
-# packages, DKMS's build of the module for Debian's 6.1 kernel, the
+# packages, DKMS's build of the module for every installed kernel with
+# headers (the kernel matrix: 6.1, 6.12 and their PREEMPT_RT flavours), the
 # library through pkg-config, twheelctl from /usr/bin, the Python package
 # from the system path; then, in the QEMU guest (Debian's 6.1 kernel),
 # the module DKMS built, loaded, under the kselftests and the library and
@@ -134,7 +135,9 @@ if [ "${1:-}" = --keep ]; then
 	keep=1
 	shift
 fi
-kdir=${1:-$(printf '%s\n' /lib/modules/6.1*-amd64/build | sort -V | tail -n 1)}
+# shellcheck source=scripts/lib/kernels.sh
+. scripts/lib/kernels.sh
+kdir=${1:-$(kernel_kdir "$(kernel_release 6.1)")}
 krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h" 2> /dev/null)
 
 why=
@@ -231,6 +234,26 @@ check "modinfo: version $version, vermagic $krel" sh -c \
 check "modules-load.d entry and udev rule installed" test -f /usr/lib/modules-load.d/twheel.conf \
 	-a -f /lib/udev/rules.d/60-twheel.rules
 check "system group twheel exists (sysusers.d)" sh -c "getent group twheel > /dev/null"
+
+# The postinst builds for every installed kernel with headers, not only
+# the running and the newest one: each kernel of the matrix here has it.
+for spec in "${TW_MATRIX[@]}"; do
+	# shellcheck disable=SC2086 # "SERIES FLAVOUR"
+	k=$(kernel_release $spec) && kernel_kdir "$k" > /dev/null || continue
+	[ "$k" != "$krel" ] || continue
+	check "the postinst installed twheel/$version for $k too (vermagic $k)" sh -c \
+		"dkms status -m twheel -v '$version' -k '$k' | grep -q ': installed' &&
+		 modinfo -k '$k' -F vermagic twheel | grep -q '^$k '"
+	# Debian's 6.12 headers have a vmlinux with BTF and resolve_btfids:
+	# DKMS's module for it carries BTF, the BPF touch works out of the box
+	# (6.12 compresses modules: twheel.ko.xz)
+	case $k in
+	6.12.*)
+		check "DKMS's module for $k has a .BTF section (the BPF touch)" sh -c \
+			"xz -dcf \$(modinfo -k '$k' -n twheel) > '$work/dkms.ko' &&
+			 readelf -S -W '$work/dkms.ko' | grep -q ' \\.BTF '" ;;
+	esac
+done
 
 # The library: a program built with pkg-config against the installed
 # headers and library, run (no /dev/twheel here: -ENOENT).
