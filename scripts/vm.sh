@@ -650,6 +650,10 @@ kernel_log_bad() { # FILE
 		grep -F "${args[@]}" "$run/kernel.txt" || true
 		# "stall" as a word start, so that "Installing ..." is fine.
 		grep -E '(^|[^[:alnum:]_])stall' "$run/kernel.txt" || true
+		# A newer kernel's word that the module uses an API on its way
+		# out (7.2: "work func tw_work_fn [twheel] enqueued on
+		# deprecated workqueue"): the next kernel may not have it.
+		grep -iE 'twheel.*deprecat|deprecat.*twheel' "$run/kernel.txt" || true
 	} >"$run/bad.txt"
 	[[ -s "$run/bad.txt" ]]
 }
