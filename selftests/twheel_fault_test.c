@@ -1544,10 +1544,11 @@ TEST_F_TIMEOUT(memcg, enomem_not_oom_kill, 300)
 		ASSERT_EQ((ssize_t)sizeof(r), read(res[0], &r, sizeof(r)));
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	TH_LOG("%llu MiB: %llu ids took effect (%s at the limit), %llu armed; %d more failing writes took %.1f ms each, %lld reclaim-at-max events in all; %llu new ids after the limit was raised",
+	TH_LOG("%llu MiB: %llu ids took effect (%s at the limit), %llu armed; %d more writes at the limit took %llu ids, %.1f ms each, %lld reclaim-at-max events in all; %llu new ids after the limit was raised",
 	       (unsigned long long)cg_limit >> 20, (unsigned long long)r.accepted,
 	       r.err ? strerror(r.err) : "a short count", (unsigned long long)r.armed,
-	       cg_fails, (double)r.fail_ns / cg_fails / 1e6,
+	       cg_fails, (unsigned long long)(r.accepted - r.armed),
+	       (double)r.fail_ns / cg_fails / 1e6,
 	       r.max_after - r.max_before, (unsigned long long)r.after_raise);
 	EXPECT_EQ(0, cg_key(cg, "memory.events", "oom_kill"))
 		TH_LOG("the OOM killer ran in the cgroup");
@@ -1562,11 +1563,15 @@ TEST_F_TIMEOUT(memcg, enomem_not_oom_kill, 300)
 	 * (16) times, plus a retry after draining the per-CPU stocks and
 	 * after each reclaim that made progress, each retry one "max" event.
 	 * Measured: 36 per failing write on a quiet host, 132 with the other
-	 * core busy (reclaim kept making progress: some of those writes took
-	 * ids).  An allocation tried for every id of a 1024-id batch would be
-	 * at least one event per id: the bound is half that.
+	 * core busy.  An allocation tried for every id of a 1024-id batch
+	 * would be at least one event per id: the bound is half that.
+	 * Reclaim that keeps making progress lets ids in, each after its own
+	 * charge at the limit: 64 events each are allowed for those.  (The
+	 * 7.2 debug kernel: 1,603 ids took effect in 8 such writes, 61,073
+	 * events, 38 an id; 6.1 and 6.12: none or a few.)
 	 */
-	ASSERT_GE(512LL * cg_fails, r.max_after - r.max_before);
+	ASSERT_GE(512LL * cg_fails + 64LL * (long long)(r.accepted - r.armed),
+		  r.max_after - r.max_before);
 	close(res[0]);
 	close(go[1]);
 	EXPECT_EQ(0, rmdir(cg)) TH_LOG("rmdir %s: %s", cg, strerror(errno));
