@@ -92,7 +92,7 @@ scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	--mem 1536 --out "$out" --timeout "${TWHEEL_VM_TIMEOUT:-3600}" \
 	-- env TWHEEL_SCALE_IDS=32768 TWHEEL_MODULE_CYCLES=25 TWHEEL_SLOW_KERNEL=1 \
 	TWHEEL_GUEST_SUITES="${TWHEEL_DEBUG_SUITES:-$suites}" \
-	TWHEEL_TRINITY_SYSCALLS="${TWHEEL_TRINITY_SYSCALLS:-20000}" \
+	TWHEEL_TRINITY_SYSCALLS="${TWHEEL_TRINITY_SYSCALLS:-10000}" \
 	scripts/guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
