@@ -12,7 +12,8 @@
 #   --rt  the same source built with PREEMPT_RT (scripts/kconfig/rt.config):
 #         lockdep on RT's sleeping spinlocks
 # TWHEEL_DEBUG_SUITES: the guest suites (default: all of them and the
-# fuzzer; make fuzz runs the fuzzer alone, longer).
+# fuzzer; make fuzz runs the fuzzer alone, longer); TWHEEL_KSFT_ONLY and
+# TWHEEL_KSFT_M32 as selftests/run_tests.sh takes them.
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -93,6 +94,7 @@ scripts/vm.sh --kernel "$dk/arch/x86/boot/bzImage" --append "acpi=off" \
 	-- env TWHEEL_SCALE_IDS=32768 TWHEEL_MODULE_CYCLES=25 TWHEEL_SLOW_KERNEL=1 \
 	TWHEEL_GUEST_SUITES="${TWHEEL_DEBUG_SUITES:-$suites}" \
 	TWHEEL_TRINITY_SYSCALLS="${TWHEEL_TRINITY_SYSCALLS:-10000}" \
+	TWHEEL_KSFT_ONLY="${TWHEEL_KSFT_ONLY:-}" TWHEEL_KSFT_M32="${TWHEEL_KSFT_M32:-1}" \
 	scripts/guest.sh "out/debug/src/kmod/twheel.ko"
 vm_rc=$?
 tap_fold_results "$out/guest-results" || not_ok "the guest writes its results"
