@@ -552,55 +552,74 @@ log "kernel $kernel ($kver), ${cpus} cpus, ${mem} MiB, timeout ${timeout}s"
 log "running: ${guest_cmd[*]}  (in $repo)"
 log "output dir: $out"
 
-t0=$EPOCHREALTIME
-"${qemu[@]}" </dev/null >"$fifo" 2>&1 &
-qpid=$!
+# boot_once: one run of QEMU, its console streamed to stdout and to
+# console.log, until it exits (or the watchdog kills it).
+boot_once() {
+	t0=$EPOCHREALTIME
+	"${qemu[@]}" </dev/null >"$fifo" 2>&1 &
+	qpid=$!
 
-# Kills QEMU after the timeout.  Every wait is on a background sleep so that
-# the TERM sent at the end of a normal run is handled at once.
-watchdog() {
-	local s=
-	trap '[[ -z "$s" ]] || kill "$s" 2>/dev/null; exit 0' TERM
-	sleep "$timeout" &
-	s=$!
-	wait "$s" || exit 0
-	: >"$run/timed-out"
-	kill -TERM "$qpid" 2>/dev/null || exit 0
-	sleep 10 &
-	s=$!
-	wait "$s" || exit 0
-	kill -KILL "$qpid" 2>/dev/null || true
+	# Kills QEMU after the timeout.  Every wait is on a background sleep so that
+	# the TERM sent at the end of a normal run is handled at once.
+	watchdog() {
+		local s=
+		trap '[[ -z "$s" ]] || kill "$s" 2>/dev/null; exit 0' TERM
+		sleep "$timeout" &
+		s=$!
+		wait "$s" || exit 0
+		: >"$run/timed-out"
+		kill -TERM "$qpid" 2>/dev/null || exit 0
+		sleep 10 &
+		s=$!
+		wait "$s" || exit 0
+		kill -KILL "$qpid" 2>/dev/null || true
+	}
+	watchdog &
+	wdpid=$!
+
+	# elapsed seconds since t0 with one decimal
+	elapsed() {
+		local now=$EPOCHREALTIME
+		local us=$(((${now/./} - ${t0/./}) / 1000))
+		printf '%d.%02d' $((us / 1000)) $((us % 1000 / 10))
+	}
+
+	boot_time=
+	exec 3>"$console_log"
+	while IFS= read -r line || [[ -n "$line" ]]; do
+		line=${line%$'\r'}
+		printf '%s\n' "$line"
+		printf '%s\n' "$line" >&3
+		# (SeaBIOS's screen-clearing escapes can precede it on its line)
+		if [[ -z "$boot_time" && "$line" == *"$M_START "* ]]; then
+			boot_time=$(elapsed)
+			log "guest booted: script started ${boot_time}s after QEMU start"
+		fi
+	done <"$fifo"
+	exec 3>&-
+
+	qrc=0
+	wait "$qpid" || qrc=$?
+	qpid=
+	kill "$wdpid" 2>/dev/null || true
+	wait "$wdpid" 2>/dev/null || true
+	wdpid=
 }
-watchdog &
-wdpid=$!
 
-# elapsed seconds since t0 with one decimal
-elapsed() {
-	local now=$EPOCHREALTIME
-	local us=$(((${now/./} - ${t0/./}) / 1000))
-	printf '%d.%02d' $((us / 1000)) $((us % 1000 / 10))
-}
-
-boot_time=
-exec 3>"$console_log"
-while IFS= read -r line || [[ -n "$line" ]]; do
-	line=${line%$'\r'}
-	printf '%s\n' "$line"
-	printf '%s\n' "$line" >&3
-	# (SeaBIOS's screen-clearing escapes can precede it on its line)
-	if [[ -z "$boot_time" && "$line" == *"$M_START "* ]]; then
-		boot_time=$(elapsed)
-		log "guest booted: script started ${boot_time}s after QEMU start"
-	fi
-done <"$fifo"
-exec 3>&-
-
-qrc=0
-wait "$qpid" || qrc=$?
-qpid=
-kill "$wdpid" 2>/dev/null || true
-wait "$wdpid" 2>/dev/null || true
-wdpid=
+boot_once
+# A guest kernel that panics before the guest script starts has not met
+# twheel yet (the script loads it): a flake of the emulated boot, as the
+# KASAN report of an interrupt taken in identify_cpu() on a not yet usable
+# irq_desc that the debug kernel, booted with acpi=off, shows now and
+# then.  It is booted once more; the first console is kept.
+if [[ -z "$boot_time" && ! -e "$run/timed-out" ]] &&
+	grep -q 'Kernel panic' "$console_log"; then
+	log "the guest kernel panicked before the guest script started; booting it once more (first console: console-first-boot.log)"
+	grep -m 3 -E 'BUG:|Kernel panic' "$console_log" | sed 's/^/    /' >&2
+	mv "$console_log" "$out/console-first-boot.log"
+	rm -f "$result_file"
+	boot_once
+fi
 
 # ----------------------------------------------------------------- verdict
 failures=()
