@@ -20,6 +20,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 # shellcheck source=scripts/lib/tap.sh
 . scripts/lib/tap.sh
+# shellcheck source=scripts/lib/kernels.sh
+. scripts/lib/kernels.sh
 
 summary() {
 	echo
@@ -44,10 +46,7 @@ echo "debug kernel: $dk ($(( $(date +%s) - t0 )) s; cold build took $(cat "$dk/.
 
 echo "=== module, selftests and user space against it ==="
 build=$top/out/debug/src
-rm -rf "$build"
-mkdir -p "$build"
-cp -r Kbuild kmod uapi "$build/"
-(cd "$build/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
+module_tree "$build"
 # W=1 and sparse here too: only this build compiles the KUnit suite
 # (twheel_kunit.ko).
 make -C "$dk" M="$build" W=1 C=2 modules > "$build/build.log" 2>&1

@@ -191,10 +191,7 @@ matrix_guest() {
 	fi
 	tier "guest: QEMU ($k, TCG): ${TWHEEL_MATRIX_SUITES:-selftests/run_tests.sh} (${ksft:-all})"
 	b=out/kernels/$k
-	rm -rf "$b"
-	mkdir -p "$b"
-	cp -r Kbuild kmod uapi "$b/"
-	(cd "$b/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
+	module_tree "$b"
 	if ! kd=$(scripts/btf-kdir.sh "$k") ||
 		! make -s -C "$kd" M="$top/$b" modules > "$b/build.log" 2>&1; then
 		tail -n 20 "$b/build.log" | sed 's/^/# /'

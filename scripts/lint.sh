@@ -66,9 +66,7 @@ for spec in "${TW_MATRIX[@]}"; do
 	kd=$(kernel_kdir "$k") || { skip "W=1 and sparse C=2 on $k" "no headers"; continue; }
 	[ "$(readlink -f "$kd")" != "$(readlink -f "$kdir")" ] || continue
 	b=$log/$k
-	mkdir -p "$b"
-	cp -r Kbuild kmod uapi "$b/"
-	(cd "$b/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
+	module_tree "$b"
 	make -C "$kd" M="$b" C=2 W=1 modules > "$log/build-$k" 2>&1
 	rc=$?
 	grep -E 'warning:|error:' "$log/build-$k" > "$log/warn-$k"

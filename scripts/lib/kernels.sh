@@ -72,3 +72,13 @@ kernel_kdir() {
 	done
 	return 1
 }
+
+# module_tree DIR: a fresh copy of the module's sources in DIR (emptied
+# first), without the objects of an earlier build in the tree, for a build
+# against another kernel that leaves kmod/ alone.  Run from the top.
+module_tree() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	cp -r Kbuild kmod uapi "$1/"
+	(cd "$1/kmod" && rm -f ./*.o ./*.ko ./*.mod ./*.mod.c ./.*.cmd modules.order)
+}
