@@ -19,9 +19,13 @@ cd "$top"
 kdir=${1:-${KDIR:-$(kernel_kdir "$(kernel_release 6.1)")}}
 [ -n "$kdir" ] || { echo "lint.sh: no 6.1 kernel headers (run scripts/deps.sh)" >&2; exit 1; }
 ksrc=$(scripts/ksrc.sh) || exit 1
-src=(kmod/twheel_main.c kmod/twheel_bpf.h kmod/twheel_core.c kmod/twheel_core.h kmod/twheel_kunit.c
-     kmod/twheel_model.h kmod/twheel_trace.h
-     uapi/linux/twheel.h)
+# every source of the module and its tests, less the compatibility header
+# (checked on its own below)
+src=()
+for f in kmod/*.[ch]; do
+	[ "$f" = kmod/twheel_compat.h ] || src+=("$f")
+done
+src+=(uapi/linux/twheel.h)
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
