@@ -20,10 +20,13 @@ kdir=${1:-${KDIR:-$(kernel_kdir "$(kernel_release 6.1)")}}
 [ -n "$kdir" ] || { echo "lint.sh: no 6.1 kernel headers (run scripts/deps.sh)" >&2; exit 1; }
 ksrc=$(scripts/ksrc.sh) || exit 1
 # every source of the module and its tests, less the compatibility header
-# (checked on its own below)
+# (checked on its own below) and what a build generates (*.mod.c)
 src=()
 for f in kmod/*.[ch]; do
-	[ "$f" = kmod/twheel_compat.h ] || src+=("$f")
+	case $f in
+	kmod/twheel_compat.h | *.mod.c) ;;
+	*) src+=("$f") ;;
+	esac
 done
 src+=(uapi/linux/twheel.h)
 log=$(mktemp -d)
