@@ -19,81 +19,62 @@
  *
  * This header: struct twheel, and what those files share.
  *
- * Locking rules
- * -------------
- * wh->lock, a spinlock taken with softirqs off (tw_lock()), protects
- * the wheel, the index, the configuration and the counters of one fd.  No
- * hold sleeps (below), so a spinlock serves, and the BPF touch takes it
- * from softirq context (below).  Otherwise it is taken in process context,
- * by the tasks that use the fd, and the work a wheel defers is theirs to
- * do: the hrtimer callback only sets wh->due and wakes the wait queue (or,
- * with events queued unread, queues the work item, below), and the next
- * call on the fd that takes the lock (read, poll, write, ARM, CANCEL,
- * QUERY, GET_STATS) first runs the expiry that is due (tw_run_due()), at
- * its caller's priority and charged to its caller's cgroup.  One work
- * item remains, on an unbound worker at normal priority, for what no call
- * may be there to do: growing the index for a nowait writer that waits for
- * EPOLLOUT, finishing an index resize that the calls stopped driving, and
- * the first TW_WORK_NODES nodes of the expiry that falls due while events
- * are queued unread (a wake then could be a false edge for an
- * edge-triggered epoll): an event it queues is the edge, and if it queues
- * none, a wake hands the rest to the waiters, whose poll or read pays for
- * it (tw_work_fn()).
+ * Locking
+ * -------
+ * The tables and rules; why each rule is as it is: docs/design.md.
  *
- * The BPF touch, bpf_twheel_touch() from XDP and TC programs in softirq
- * context, takes wh->lock for one touch of an id the wheel has, with
- * write()'s semantics, in O(1): it runs none of the expiry that is due
- * (that stays the owner's, as above), allocates nothing and creates no
- * id.  With expiry due, the id it touches may sit in a due slot with a
- * deadline passed; its deadline moves anyway (a touch before the expiry
- * ran), and the owner's next run re-slots it.  An event it discards may
- * leave the queue empty while the work item is queued for it: the work
- * item then wakes the waiters as the hrtimer would have.  The kfunc finds
- * the wheel by its handle in tw_exports (an xarray, with its own lock)
- * under RCU.
+ *   lock            taken in                 protects             never with
+ *   --------------  -----------------------  -------------------  -------------
+ *   wh->lock        process: the fd's calls  one wheel: its       tw_users_lock
+ *   spinlock, _bh   and its work item;       wheel, index,        (and no sleep,
+ *   (tw_lock())     softirq: the BPF touch   config, counters     no user fault)
+ *   wh->wq.lock     any (the wait queue)     the waiters          -
+ *   tw_users_lock   process: open, release,  the per-user table   wh->lock
+ *   spinlock        debugfs                  (limits.c)
+ *   tw_exports      process: export, release the handles (bpf.c)  -
+ *   xa_lock, RCU    RCU reader: the kfunc
  *
- * Exceptions: the wait queue has its own lock, timer_fires is written only
- * by the hrtimer callback, wh->due is set by it and cleared under the lock,
- * the per-user and global id counts are atomics, and tw_users_lock (a
- * spinlock) protects the table of per-user entries and is never held with
- * wh->lock.
+ *   without a lock  written by               read by
+ *   --------------  -----------------------  -------------------------------
+ *   wh->due         the hrtimer (set); the   a waiter, before sleeping
+ *                   lock holder (cleared)    (tw_due(), below)
+ *   wh->full        the lock holder          poll(), for EPOLLOUT
+ *   timer_fires     the hrtimer              GET_STATS
+ *   id counts       atomics (limits.c)       the caps
  *
- * Every critical section is bounded, whatever the number of ids: write(),
- * ARM, CANCEL, DUMP and read() work in chunks of at most TW_CHUNK entries
- * (8..64), the expiry moves at most TW_EXPIRE_BATCH nodes per hold, and
- * the index is resized incrementally (a few entries per chunk).  The lock
- * is dropped between chunks, and a pending signal ends a long call there
- * with the exact count done.
+ * The rules of wh->lock:
+ * - No hold sleeps.  Nodes come from the cache without reclaim, or are
+ *   allocated unlocked (tw_spare()); index tables are allocated with the
+ *   lock dropped (tw_maintain()) and freed after it (tw_free_later());
+ *   user memory is copied before or after a hold, but read()'s events,
+ *   copied under it with page faults disabled.
+ * - Every hold is bounded: at most one chunk of a call (TW_CHUNK ids,
+ *   TW_ARM_CHUNK, TW_READ_CHUNK, TW_DUMP_CHUNK entries) or one batch of
+ *   expiry (TW_EXPIRE_BATCH nodes), and a few entries of an index resize.
+ * - The expiry is the callers': the hrtimer only sets wh->due and wakes;
+ *   a call that enters the wheel (tw_enter()) runs it, at its priority and
+ *   charged to its cgroup.  The work item does what no call may be there
+ *   to do (expire.c).  The BPF touch runs none of it.
+ * - Teardown: closing set under the lock, the export ended (an RCU grace
+ *   period), the hrtimer then the work cancelled, the nodes freed unlocked.
  *
- * A caller with IOCB_NOWAIT (io_uring's inline attempt, RWF_NOWAIT) never
- * waits for memory, for an event or for an index resize: it allocates
- * without reclaim, and an index growth it cannot do so is left to the work
- * (tw_grow(), charged to the opener's memory cgroup); wh->full, written
- * under the lock and read by poll() without it, keeps EPOLLOUT off until
- * it is done.  It does take wh->lock: no hold sleeps (nodes come from the
- * cache without reclaim, or are allocated unlocked by tw_spare(); index
- * tables are allocated with the lock dropped, and the index's room is
- * judged again once it is back, tw_maintain(); tables let go of are freed
- * after the unlock, tw_free_later(); user memory is only copied with page
- * faults disabled), so waiting for the lock is waiting for a bounded run
- * of CPU work; a trylock lost to another call would instead bounce an
- * io_uring request through its poll again and again, then hand it to a
- * worker thread.
+ * The subtle case: a waiter decides to sleep without the lock.  The events
+ * are queued before due is cleared, with release and acquire, so a waiter
+ * that sees due clear sees the events:
  *
- * No user memory is touched with the lock held, with one exception that
- * cannot sleep: read() copies events to the user with page faults disabled,
- * so that an event leaves the queue only once it is in the user's buffer.
- * When that copy stops short, the lock is dropped, the page is faulted in
- * and the copy is retried; if the page cannot be faulted in, every event not
- * copied is still queued, in order.  Ids and ARM entries are copied in
- * before the lock is taken; results are copied out after it is dropped.
+ *   tw_run_due(), wh->lock held         read() or poll(), no lock
+ *   ---------------------------------   ---------------------------------
+ *   queue events: w.nr_ready += n
+ *   smp_store_release(&wh->due, false)
+ *                                       if (tw_due(wh) &&  <- acquire
+ *                                           !tw_has_events(wh))
+ *                                               run the expiry
+ *                                       if (!tw_has_events(wh))
+ *                                               sleep until due or events
  *
- * Teardown: release() marks the wheel closing (so nothing re-arms the
- * hrtimer or queues the work, and a BPF touch gets -ESRCH), ends the BPF
- * export (out of tw_exports, then an RCU grace period: no kfunc is in
- * the wheel any more), cancels the hrtimer, then the work, then frees
- * every node without the lock (nothing else can reach the wheel any
- * more).
+ * The hrtimer may fire between the events and the clear: the clear loses
+ * its wh->due, not its expiry, since tw_leave() re-arms the hrtimer for the
+ * slot, due at once (tw_rearm()).
  */
 #ifndef _TWHEEL_H
 #define _TWHEEL_H
