@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite "twheel_core": the timing wheel and the id index of
- * twheel_core.c, driven directly (no device, no locking, no clock).
+ * wheel.c and index.c, driven directly (no device, no locking, no clock).
  *
  * Its own module, twheel_kunit.ko, built only for a kernel with KUnit
- * (kmod/Kbuild): this file includes twheel_core.c, so the suite runs the
+ * (kmod/Kbuild): this file includes wheel.c and index.c, so the suite runs the
  * very code twheel.ko runs without being part of it.  The suite runs when
  * the module is loaded (insmod twheel_kunit.ko [kunit_seed=N]) and its KTAP
  * results are in /sys/kernel/debug/kunit/twheel_core/results
@@ -36,9 +36,10 @@
 #include <linux/string.h>
 #include <linux/twheel.h>
 
-#include "twheel_core.c"
+#include "wheel.c"
+#include "index.c"
 
-#include "twheel_core.h"
+#include "wheel.h"
 #include "twheel_model.h"
 
 #define TWT_MS		1000000ULL

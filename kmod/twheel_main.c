@@ -120,7 +120,7 @@
 
 #include "twheel_bpf.h"
 #include "twheel_compat.h"
-#include "twheel_core.h"
+#include "wheel.h"
 
 #define CREATE_TRACE_POINTS
 #include "twheel_trace.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The model of one wheel and its index (twheel_core.c) that the tests
+ * The model of one wheel and its index (wheel.c, index.c) that the tests
  * drive the core against: the KUnit suite (twheel_kunit.c, in the kernel
  * and in user space) and the fuzzer (selftests/core/fuzz_core.c).  The
  * model knows each id (its state, deadline, data and node), the ready
@@ -105,7 +105,7 @@
 #include <linux/string.h>
 #include <linux/twheel.h>
 
-#include "twheel_core.h"
+#include "wheel.h"
 
 #define TWM_KMAX	TWHEEL_DEADLINE_MAX	/* KTIME_MAX: the end of time */
 #define TWM_READ_CHUNK	12U	/* events per read() lock hold: TW_READ_CHUNK */

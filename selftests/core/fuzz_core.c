@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for kmod/twheel_core.c: the input is a sequence of
+ * libFuzzer target for kmod/wheel.c and index.c: the input is a sequence of
  * operations on one wheel and one index, run against the model of
  * kmod/twheel_model.h (the one the KUnit suite drives too), which checks
  * every property it lists after every step.  The input picks each
