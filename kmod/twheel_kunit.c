@@ -38,9 +38,10 @@
 
 #include "wheel.c"
 #include "index.c"
+#include "model.c"
 
 #include "wheel.h"
-#include "twheel_model.h"
+#include "model.h"
 
 #define TWT_MS		1000000ULL
 #define TWT_US		1000ULL
