@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The model of one wheel and its index (wheel.c, index.c) that the tests
- * drive the core against: the KUnit suite (twheel_kunit.c, in the kernel
- * and in user space) and the fuzzer (selftests/core/fuzz_core.c).  The
+ * drive the core against: the KUnit suites (model_kunit.c and others, in
+ * the kernel and in user space) and the fuzzer (selftests/core/fuzz_core.c).  The
  * model knows each id (its state, deadline, data and node), the ready
  * queue as two arrays (its events' ids, and the nodes that hold them with
  * the sentinel last), the nodes as a pool with an owner each, and the

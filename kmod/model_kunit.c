@@ -21,7 +21,7 @@
 
 /*
  * twt_queue_random() and twt_queue_module() drive a wheel against the
- * model of twheel_model.h, the one the fuzzer drives too: it knows each
+ * model of model.c, the one the fuzzer drives too: it knows each
  * id's state, deadline and data, which node holds what (the ready queue
  * node for node, the sentinel last), the index's tables and its resizes,
  * and checks the wheel, the queue and the index after every step.  The
