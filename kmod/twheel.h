@@ -5,8 +5,8 @@
  * Every open() of /dev/twheel is an independent wheel of 64-bit ids that a
  * process touches with write(), arms/cancels/queries with ioctl() and whose
  * expirations it reads as records with read()/poll()/epoll.  The algorithm
- * lives in the core (twheel_core.c: no locks, no allocation, built in user
- * space too); the driver around it is:
+ * lives in the core, the timing wheel (wheel.c) and the id index (index.c):
+ * no locks, no allocation, built in user space too.  The driver around it:
  *
  *	main.c		the module and the misc device
  *	file.c		open, release, read, write, poll, fdinfo
@@ -89,7 +89,7 @@
 #include <linux/twheel.h>
 
 #include "twheel_compat.h"
-#include "twheel_core.h"
+#include "wheel.h"
 
 struct kmem_cache;
 struct mem_cgroup;

@@ -47,7 +47,7 @@ echo "debug kernel: $dk ($(( $(date +%s) - t0 )) s; cold build took $(cat "$dk/.
 echo "=== module, selftests and user space against it ==="
 build=$top/out/debug/src
 module_tree "$build"
-# W=1 and sparse here too: only this build compiles the KUnit suite
+# W=1 and sparse here too: only this build compiles the KUnit suites
 # (twheel_kunit.ko).
 make -C "$dk" M="$build" W=1 C=2 modules > "$build/build.log" 2>&1
 build_rc=$?

@@ -4,7 +4,7 @@
 #   1. lint: checkpatch --strict, sparse C=2, W=1, kernel-doc
 #   2. host: the shell TAP library of the runners (scripts/test-tap.sh),
 #      the wheel algorithm in user space under ASan/UBSan (the KUnit
-#      suite of twheel_kunit.ko built as a program) and a fixed-length
+#      suites of twheel_kunit.ko built as a program) and a fixed-length
 #      libFuzzer run of it against a model; the Go package's vet and
 #      device-less tests; the selftests dropped into a copy of the
 #      kernel's tools/testing/selftests (scripts/ksft-dropin.sh); module

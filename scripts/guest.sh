@@ -8,7 +8,7 @@
 #   scripts/guest.sh [MODULE [NOBTF]]  MODULE: default kmod/twheel.ko;
 #                                      NOBTF: the module built without BTF
 #
-# It loads the module and runs the KUnit suite of twheel_kunit.ko if that
+# It loads the module and runs the KUnit suites of twheel_kunit.ko if that
 # lies next to it (the debug kernel), checks that rmmod fails while an fd
 # is open, runs the module's kselftests, 64-bit and -m32
 # (selftests/run_tests.sh), the user-space suites (userspace/tests,
@@ -78,14 +78,15 @@ echo "# module BTF: $([ $had_btf = 1 ] && echo yes || echo no)"
 if ! module_loaded || [ ! -c /dev/twheel ]; then
 	finish
 fi
-# KUnit suite of the wheel algorithm: its own module, twheel_kunit.ko,
-# built next to twheel.ko only for a kernel with KUnit (the debug
-# kernel); it runs at insmod and its results go away with rmmod.
+# KUnit suites of the wheel and the index (twheel_wheel, twheel_index, ...):
+# their own module, twheel_kunit.ko, built next to twheel.ko only for a
+# kernel with KUnit (the debug kernel); they run at insmod and their
+# results go away with rmmod.
 : > "$out/kunit.ktap"
 kunit_ko=$(dirname "$ko")/twheel_kunit.ko
 if [ -f "$kunit_ko" ]; then
 	check "insmod $kunit_ko" insmod "$kunit_ko"
-	kunit_results twheel_core > "$out/kunit.ktap"
+	kunit_results_all twheel_ > "$out/kunit.ktap"
 	check "rmmod twheel_kunit" rmmod twheel_kunit
 fi
 kres=$(tail -n 1 "$out/kunit.ktap" 2> /dev/null)
@@ -95,7 +96,7 @@ case $kres in
 	kp=$(echo "$kres" | cut -d' ' -f2)
 	kf=$(echo "$kres" | cut -d' ' -f4)
 	tap_add "$kp" "$kf" 0
-	echo "# kunit twheel_core: $kp passed, $kf failed"
+	echo "# kunit twheel_*: $kp passed, $kf failed"
 	;;
 esac
 

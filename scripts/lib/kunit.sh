@@ -5,13 +5,20 @@
 # sh).
 #
 # kunit_results SUITE
-#	Prints the KTAP results of the KUnit suite SUITE (e.g. twheel_core)
+#	Prints the KTAP results of the KUnit suite SUITE (e.g. twheel_wheel)
 #	from $KUNIT_DEBUGFS/SUITE/results (default KUNIT_DEBUGFS:
 #	/sys/kernel/debug/kunit), then one line "pass N fail N".  Prints
 #	nothing when the suite does not exist (kernel without KUnit or
 #	debugfs, or a module built without the suite).  Returns 0 in both
 #	cases, 1 if the results file is unreadable.  Read the results before
 #	rmmod: they go away with the module.
+#
+# kunit_results_all PREFIX
+#	kunit_results of every suite whose name starts with PREFIX (the
+#	suites of one module: twheel_ for twheel_kunit.ko), their KTAP one
+#	after the other, then one line "pass N fail N" with the sums.
+#	Prints nothing when there is no such suite.  Returns 1 if a results
+#	file is unreadable.
 #
 # The counts come from the suite's "# SUITE: pass:N fail:N skip:N total:N"
 # line.  Without it, the test case lines ("ok"/"not ok" indented by 4
@@ -49,4 +56,21 @@ kunit_results() {
 				f = 1
 			printf "pass %d fail %d\n", p, f
 		}'
+}
+
+kunit_results_all() {
+	_kra_p=0
+	_kra_f=0
+	_kra_any=0
+	for _kra_dir in "${KUNIT_DEBUGFS:-/sys/kernel/debug/kunit}/$1"*; do
+		[ -d "$_kra_dir" ] || continue
+		_kra_out=$(kunit_results "${_kra_dir##*/}") || return 1
+		[ -n "$_kra_out" ] || continue
+		printf '%s\n' "$_kra_out" | sed '$d'
+		_kra_last=$(printf '%s\n' "$_kra_out" | tail -n 1)
+		_kra_p=$((_kra_p + $(echo "$_kra_last" | cut -d' ' -f2)))
+		_kra_f=$((_kra_f + $(echo "$_kra_last" | cut -d' ' -f4)))
+		_kra_any=1
+	done
+	[ $_kra_any = 0 ] || echo "pass $_kra_p fail $_kra_f"
 }

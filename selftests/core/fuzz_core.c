@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for kmod/twheel_core.c: the input is a sequence of
+ * libFuzzer target for kmod/wheel.c and index.c: the input is a sequence of
  * operations on one wheel and one index, run against the model of
- * kmod/twheel_model.h (the one the KUnit suite drives too), which checks
+ * kmod/model.c (the one the KUnit suite drives too), which checks
  * every property it lists after every step.  The input picks each
  * operation and its arguments, byte by byte: touches and cancels of any
  * id, also aimed at queued ids at any position in the queue, through the
@@ -25,8 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sanitizer/asan_interface.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/string.h>
 
-#include "twheel_model.h"
+#include "model.h"
 
 #define NODES		256
 #define RESIZE_MAX	4096	/* forced resizes: up to this many slots */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The KUnit suite of the core, kmod/twheel_kunit.c, as a user-space program
- * under ASan and UBSan: the suite's file is included as it is, over the
- * kernel shims of tools/include (KUnit's in tools/include/kunit/test.h),
+ * The KUnit suites of the core, kmod/<concern>_kunit.c, as a user-space program
+ * under ASan and UBSan: the suites' files are linked in as they are, over
+ * the kernel shims of tools/include (KUnit's in tools/include/kunit/test.h),
  * the way tools/testing/radix-tree builds lib/test_xarray.c.  The same
  * cases run in twheel_kunit.ko on a kernel with KUnit.
  *
@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "twheel_kunit.c"
+#include <kunit/test.h>
+
+#include "kunit_helpers.h"
 
 int main(void)
 {

@@ -8,7 +8,7 @@
  *   timerfd  one timerfd per id, all in one epoll set
  *   twheel   /dev/twheel: write() touches, read() expirations
  *   uring, sqpoll  the same, touched through io_uring (touch runs only)
- *   inproc   kmod/twheel_core.c linked into this process (malloc'd nodes)
+ *   inproc   kmod/wheel.c and index.c linked into this process (malloc'd nodes)
  *   libev, libevent, libuv  the timer libraries a C service would use
  *            instead: one timer per id, expired from the library's loop
  *

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Contender "inproc": the module's wheel and index (kmod/twheel_core.c,
+ * Contender "inproc": the module's wheel and index (kmod/wheel.c and index.c,
  * built with the user-space shims of tools/include) driven in this process
- * the way twheel_main.c drives them, with the core's batches and policies:
+ * the way the module drives them, with the core's batches and policies:
  * chunks of TW_CHUNK touches with one clock read each, index lookup or
  * insert, then tw_wheel_set() (a later deadline of an armed id is written
  * to its index entry only; a touch of a queued id discards its event and
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "twheel_core.h"
+#include "wheel.h"
 #include "bench.h"
 
 struct ip {

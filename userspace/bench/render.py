@@ -1120,7 +1120,7 @@ def main():
             guest.get("idle_s", "?")))
     d.p("- contenders, all on the same stream of ids: **twheel** "
         "(/dev/twheel: write() touches, read() events), **in-process "
-        "wheel** (kmod/twheel_core.c linked into the bench with the "
+        "wheel** (kmod/wheel.c and index.c linked into the bench with the "
         "tools/include shims, driven like the module drives it, malloc'd "
         "nodes), **timerfd + epoll** (one timerfd per id), **map + scan** "
         "(hash map id → last seen, scanned every 1 ms tick), and the timer "

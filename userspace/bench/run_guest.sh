@@ -108,12 +108,13 @@ done
 echo 1000000000 > /proc/sys/fs/file-max 2> /dev/null
 echo 1000000000 > /proc/sys/fs/epoll/max_user_watches 2> /dev/null
 
-# the module's batch sizes, for the report (twheel_core.h, file.c)
-kmod_define() { # NAME FILE
-	sed -n "s/^#define $1[^0-9]*\([0-9]*\).*/\1/p" "kmod/$2" | head -n 1
+# the module's batch sizes, for the report (index.h, file.c: any
+# source of kmod/ that defines them)
+kmod_define() { # NAME
+	sed -n "s/^#define $1[^0-9]*\([0-9]*\).*/\1/p" kmod/*.h kmod/*.c | head -n 1
 }
-expire_batch=$(kmod_define TW_EXPIRE_BATCH twheel_core.h)
-read_chunk=$(kmod_define TW_READ_CHUNK file.c)
+expire_batch=$(kmod_define TW_EXPIRE_BATCH)
+read_chunk=$(kmod_define TW_READ_CHUNK)
 [ -n "$expire_batch" ] && [ -n "$read_chunk" ] ||
 	{ echo "bench: TW_EXPIRE_BATCH or TW_READ_CHUNK not found in kmod/"; exit 1; }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * <kunit/test.h> in user space: a KUnit suite written for the kernel runs
- * as a program.  The program includes the suite's .c file and calls
- * kunit_run_all() (selftests/core/kunit_core.c).
+ * <kunit/test.h> in user space: KUnit suites written for the kernel run
+ * as a program.  The program links the suites' .c files and calls
+ * kunit_run_all() (selftests/core/kunit_core.c), which runs every suite
+ * kunit_test_suite() registered, in link order, as the kernel runs those
+ * of one module.
  *
  * As in KUnit, a failed EXPECT marks the case failed and the case goes on;
  * a failed ASSERT, or kunit_skip(), also ends the case (a longjmp() back to
@@ -56,10 +58,18 @@ struct kunit_suite {
 	struct kunit_case *test_cases;
 };
 
-/* The suites of the file, for kunit_run_all(). */
-#define kunit_test_suites(...) \
-	static struct kunit_suite *kunit_suites[] = { __VA_ARGS__ }
+/*
+ * The suites of a file, for kunit_run_all(): in the section kunit_suites,
+ * which the linker brackets with __start_ and __stop_ symbols, as the
+ * kernel gathers a module's suites in .kunit_test_suites.
+ */
+#define kunit_test_suites(...)						\
+	static struct kunit_suite *kunit_suites_of_file[]		\
+	__attribute__((used, section("kunit_suites"))) = { __VA_ARGS__ }
 #define kunit_test_suite(suite)	kunit_test_suites(&suite)
+
+extern struct kunit_suite *__start_kunit_suites[];
+extern struct kunit_suite *__stop_kunit_suites[];
 
 /* ------------------------------------------------------------- messages */
 
@@ -395,6 +405,8 @@ static inline int kunit_run_suites(struct kunit_suite **suites, int nr)
 	return fail ? 1 : 0;
 }
 
-#define kunit_run_all() kunit_run_suites(kunit_suites, ARRAY_SIZE(kunit_suites))
+#define kunit_run_all()							\
+	kunit_run_suites(__start_kunit_suites,				\
+			 __stop_kunit_suites - __start_kunit_suites)
 
 #endif

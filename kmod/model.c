@@ -1,12 +1,12 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
- * The model of one wheel and its index (twheel_core.c) that the tests
- * drive the core against: the KUnit suite (twheel_kunit.c, in the kernel
- * and in user space) and the fuzzer (selftests/core/fuzz_core.c).  The
+ * The model of one wheel and its index (wheel.c, index.c) that the tests
+ * drive the core against: the KUnit suites (model_kunit.c and others, in
+ * the kernel and in user space) and the fuzzer (selftests/core/fuzz_core.c).  The
  * model knows each id (its state, deadline, data and node), the ready
  * queue as two arrays (its events' ids, and the nodes that hold them with
  * the sentinel last), the nodes as a pool with an owner each, and the
- * index's tables.  Its operations do what twheel_main.c does with the
+ * index's tables.  Its operations do what the device (twheel.h) does with the
  * core, and check every property after every step:
  *
  *   - never early: an event is queued only once now >= its deadline, and
@@ -64,7 +64,7 @@
  *   - tw_index_pop() tears everything down exactly once, armed and queued
  *     ids included.
  *
- * The wheel and index are used as twheel_main.c does: the wheel is set up
+ * The wheel and index are used as the device does (twheel.h): the wheel is set up
  * with the index and a sentinel node; a touch finds the id's entry and
  * moves it by tw_wheel_set() (TWM_EAGER: tw_wheel_move()): a later
  * deadline of an armed id, not already due, is written to the entry only
@@ -94,8 +94,6 @@
  * from splitmix64 (the suite's).  Nothing here calls more than what the
  * kernel and libc both have.
  */
-#ifndef _TWHEEL_MODEL_H
-#define _TWHEEL_MODEL_H
 
 #include <linux/bitops.h>
 #include <linux/kernel.h>
@@ -105,14 +103,7 @@
 #include <linux/string.h>
 #include <linux/twheel.h>
 
-#include "twheel_core.h"
-
-#define TWM_KMAX	TWHEEL_DEADLINE_MAX	/* KTIME_MAX: the end of time */
-#define TWM_READ_CHUNK	12U	/* events per read() lock hold: TW_READ_CHUNK */
-#define TWM_ADVANCE_CALLS	200000	/* more calls: advance never ends */
-
-/* splitmix64's increment, 2^64 / the golden ratio: an odd multiplier too */
-#define TWM_GAMMA	0x9e3779b97f4a7c15ULL
+#include "model.h"
 
 /**
  * twm_rand() - splitmix64: the generator of the suite and of the fuzzer
@@ -120,7 +111,7 @@
  *
  * Return: the next 64 random bits.
  */
-static inline u64 twm_rand(u64 *state)
+u64 twm_rand(u64 *state)
 {
 	u64 z = (*state += TWM_GAMMA);
 
@@ -139,201 +130,36 @@ static inline u64 twm_rand(u64 *state)
  *
  * Return: the slot.
  */
-static inline unsigned long twm_home(u64 key, unsigned long size)
+unsigned long twm_home(u64 key, unsigned long size)
 {
 	u64 hi = (key >> 32) * size, lo = (key & U32_MAX) * size;
 
 	return (hi + (lo >> 32)) >> 32;
 }
 
-/**
- * struct twm_hooks - what a model needs of the program that runs it
- * @zalloc: zeroed memory for @ctx, or NULL
- * @free: gives back memory from @zalloc
- * @fail: reports a broken property, @why, and does not return
- * @trace: prints an operation, or NULL for no tracing
- * @poison: marks memory that must not be touched (@on) or may be again,
- *	or NULL: the fuzzer's ASan poisoning of free nodes
- */
-struct twm_hooks {
-	void *(*zalloc)(void *ctx, size_t size);
-	void (*free)(void *ctx, void *p);
-	void (*fail)(void *ctx, const char *why);
-	void (*trace)(void *ctx, const char *what);
-	void (*poison)(const void *p, size_t size, bool on);
-};
-
-enum twm_state { TWM_ABSENT, TWM_ARMED, TWM_QUEUED };
-
-/**
- * struct twm_id - what the model expects of one id
- * @state: TWM_ABSENT, TWM_ARMED or TWM_QUEUED
- * @id: the id (while absent, the last one it had: find() must miss it)
- * @data: the data its node, or its event, holds
- * @node: its entry's node: armed, or its event's
- * @deadline: the id's deadline: its index entry's
- * @placed: while armed: the deadline the node was last armed with
- * @slotted: while armed: a deadline its slot matches
- * @slotted_e: the expiry tick of @slotted
- * @stamp: while queued: the expected expiry clock of its event
- * @future: armed with a deadline after now: takes part in ordering
- * @stable: dump: present, at or past the start, since the dump began
- * @touched: inserted or removed by the current operation
- * @listed: dump: times listed
- */
-struct twm_id {
-	enum twm_state state;
-	u64 id;
-	u64 data;
-	struct tw_node *node;
-	u64 deadline;
-	u64 placed;
-	u64 slotted;
-	u64 slotted_e;
-	u64 stamp;
-	bool future;
-	bool stable;
-	bool touched;
-	unsigned int listed;
-};
-
-/* A node of the pool, with a red zone after it. */
-struct twm_pnode {
-	struct tw_node n;
-	u64 redzone[4];
-};
-
-/* Owners of a pool node that are not ids. */
-enum { TWM_P_FREE = -1, TWM_P_SENTINEL = -2 };
-
-/* What the operations did, for the programs to report and require. */
-enum twm_count {
-	TWM_NEW, TWM_LAZY, TWM_DATA, TWM_AT_ONCE, TWM_ADD_DUE, TWM_DEL_TOUCH,
-	TWM_DEL_CANCEL, TWM_DISCARD_TOUCH, TWM_DISCARD_CANCEL, TWM_ONLY,
-	TWM_HEAD, TWM_MIDDLE, TWM_LAST, TWM_CANCEL, TWM_ADVANCE, TWM_EXPIRED,
-	TWM_RESLOT, TWM_READ, TWM_POP, TWM_RELOOKUP, TWM_FAULT, TWM_GROW,
-	TWM_SHRINK, TWM_RESIZE, TWM_DUMP, TWM_COUNTS
-};
-
-static const char *const twm_count_name[TWM_COUNTS] = {
+const char *const twm_count_name[TWM_COUNTS] = {
 	"new", "lazy", "data", "at_once", "add_due", "del_touch", "del_cancel",
 	"discard_touch", "discard_cancel", "only", "head", "middle", "last",
 	"cancel", "advance", "expired", "reslot", "read", "pop", "relookup",
 	"fault", "grow", "shrink", "resize", "dump",
 };
 
-/* Flags of twm_set(). */
-#define TWM_RAW		BIT(0)	/* through the wheel even when due; never lazy */
-#define TWM_EAGER	BIT(1)	/* never lazy: taken off and placed again */
-
-/**
- * struct twm - the model of one wheel, its index and its nodes
- * @hooks: the program's memory, failure and tracing
- * @ctx: passed to the hooks
- * @nr: ids i in [0, @nr)
- * @ids: the ids
- * @w: the wheel
- * @x: its index
- * @pool: the nodes: 2 * @nr + 2, every id's, the sentinel and spares
- * @pool_nr: nodes in @pool
- * @owner: per node of @pool: the id it belongs to (its own, or the one
- *	whose event it holds), TWM_P_FREE or TWM_P_SENTINEL
- * @freeq: the free nodes, a FIFO, so that a node set free stays free a
- *	while
- * @free_head: the first of @freeq
- * @free_len: nodes in @freeq
- * @nodes_live: nodes not free
- * @now: the clock, in ns
- * @tick: the wheel's tick, in ns
- * @last_e: the highest expiry tick of an ordered expiry
- * @last_e_set: whether @last_e is
- * @late_max: the model of w.late_max
- * @prev_cur: w.cur at the last check
- * @nr_present: ids in the index
- * @nr_armed: ids armed
- * @rq: the ready queue: its events' ids, oldest first
- * @rqn: the nodes that hold them, then the sentinel
- * @rq_len: events queued
- * @max_queue: the longest @rq_len since twm_start()
- * @mtab: the table the index must have
- * @mold: the old table it must have while resizing, or NULL
- * @msize: slots in @mtab
- * @mold_size: slots in @mold
- * @offer_ids: the batch a table tw_index_upkeep() asked for is offered
- *	for (twm_start_resize() through tw_index_offer()), or ~0UL
- * @dump_on: a dump is in progress
- * @dump_any: it listed an id
- * @dump_cursor: its cursor
- * @dump_last_key: the key it listed last
- * @find_all: find() every id at the next check
- * @find_every: find() every id every so many operations (1: always)
- * @op_no: operations since twm_start(), counted by the program
- * @op_name: the current operation, set by the program
- * @data_seq: touches that carried data
- * @in: the input that bytes come from while @prng_on is false
- * @in_n: bytes left in @in: 0 after the last one
- * @prng: splitmix64's state, where bytes come from while @prng_on
- * @prng_on: bytes come from @prng
- * @seen: scratch: a byte per id
- * @count: what the operations did (enum twm_count), since twm_new()
- * @why: the message of a failure
- */
-struct twm {
-	const struct twm_hooks *hooks;
-	void *ctx;
-	unsigned int nr;
-	struct twm_id *ids;
-	struct tw_wheel w;
-	struct tw_index x;
-	struct twm_pnode *pool;
-	unsigned int pool_nr;
-	int *owner;
-	unsigned int *freeq;
-	unsigned int free_head;
-	unsigned int free_len;
-	unsigned long nodes_live;
-	u64 now;
-	u64 tick;
-	u64 last_e;
-	bool last_e_set;
-	u64 late_max;
-	u64 prev_cur;
-	unsigned long nr_present;
-	unsigned long nr_armed;
-	unsigned int *rq;
-	struct tw_node **rqn;
-	unsigned int rq_len;
-	unsigned int max_queue;
-	struct tw_ent *mtab;
-	struct tw_ent *mold;
-	unsigned long msize;
-	unsigned long mold_size;
-	unsigned long offer_ids;
-	bool dump_on;
-	bool dump_any;
-	u64 dump_cursor;
-	u64 dump_last_key;
-	bool find_all;
-	unsigned int find_every;
-	unsigned long op_no;
-	const char *op_name;
-	u64 data_seq;
-	const u8 *in;
-	size_t in_n;
-	u64 prng;
-	bool prng_on;
-	u8 *seen;
-	unsigned long count[TWM_COUNTS];
-	char why[512];
-};
-
-static const char *const twm_state_name[] = { "absent", "armed", "queued" };
+const char *const twm_state_name[] = { "absent", "armed", "queued" };
 
 /* ------------------------------------------------------------- reporting */
 
-/* A broken property: where it is checked, the message, where the model was. */
-static __printf(4, 5) void twm_fail(struct twm *m, const char *file, int line,
-				    const char *fmt, ...)
+/**
+ * twm_fail() - report a broken property through the program's fail hook
+ * @m: the model
+ * @file: where the property is checked
+ * @line: the line there
+ * @fmt: the message, printf-style
+ *
+ * The report also says where the model was: the operation, the clock and
+ * the wheel's counts.  TWM_CHECK() calls it.
+ */
+__printf(4, 5) void twm_fail(struct twm *m, const char *file, int line,
+			     const char *fmt, ...)
 {
 	size_t len;
 	va_list ap;
@@ -351,12 +177,14 @@ static __printf(4, 5) void twm_fail(struct twm *m, const char *file, int line,
 	m->hooks->fail(m->ctx, m->why);
 }
 
-#define TWM_CHECK(m, cond, ...) do {					\
-	if (!(cond))							\
-		twm_fail(m, __FILE__, __LINE__, __VA_ARGS__);		\
-} while (0)
-
-static __printf(2, 3) void twm_trace(struct twm *m, const char *fmt, ...)
+/**
+ * twm_trace() - print an operation through the program's trace hook
+ * @m: the model
+ * @fmt: what, printf-style
+ *
+ * Nothing when the program traces nothing.
+ */
+__printf(2, 3) void twm_trace(struct twm *m, const char *fmt, ...)
 {
 	char buf[160];
 	va_list ap;
@@ -385,8 +213,14 @@ static void twm_poison(struct twm *m, const void *p, size_t size, bool on)
 
 /* ---------------------------------------------------------------- bytes */
 
-/* The next byte: from splitmix64, or from the input (0 past its end). */
-static u8 twm_u8(struct twm *m)
+/**
+ * twm_u8() - the next byte of the model's input
+ * @m: the model
+ *
+ * Return: the next byte: from splitmix64, or from the input (0 past its
+ * end).
+ */
+u8 twm_u8(struct twm *m)
 {
 	if (m->prng_on)
 		return twm_rand(&m->prng) >> 56;
@@ -396,8 +230,14 @@ static u8 twm_u8(struct twm *m)
 	return *m->in++;
 }
 
-/* @nr bytes, big-endian. */
-static u64 twm_bytes(struct twm *m, unsigned int nr)
+/**
+ * twm_bytes() - the next bytes of the model's input, big-endian
+ * @m: the model
+ * @nr: how many, up to 8
+ *
+ * Return: the bytes (twm_u8()) as a number.
+ */
+u64 twm_bytes(struct twm *m, unsigned int nr)
 {
 	u64 v = 0;
 
@@ -406,26 +246,52 @@ static u64 twm_bytes(struct twm *m, unsigned int nr)
 	return v;
 }
 
-/* An id: one byte for up to 256 ids, else two. */
-static unsigned int twm_pick(struct twm *m)
+/**
+ * twm_pick() - an id of the model, from its input
+ * @m: the model
+ *
+ * Return: the id's index: one byte for up to 256 ids, else two.
+ */
+unsigned int twm_pick(struct twm *m)
 {
 	return twm_bytes(m, m->nr > 256 ? 2 : 1) % m->nr;
 }
 
 /* ------------------------------------------------------------ arithmetic */
 
-static u64 twm_sat_add(u64 a, u64 b)
+/**
+ * twm_sat_add() - a sum that stops at the end of time
+ * @a: a time in ns
+ * @b: another
+ *
+ * Return: @a + @b, or TWM_KMAX if it is later.
+ */
+u64 twm_sat_add(u64 a, u64 b)
 {
 	return (a > TWM_KMAX || b > TWM_KMAX - a) ? TWM_KMAX : a + b;
 }
 
-static u64 twm_sat_mul(u64 a, u64 b)
+/**
+ * twm_sat_mul() - a product that stops at the end of time
+ * @a: a factor
+ * @b: another
+ *
+ * Return: @a * @b, or TWM_KMAX if it is later.
+ */
+u64 twm_sat_mul(u64 a, u64 b)
 {
 	return (a && b > div64_u64(TWM_KMAX, a)) ? TWM_KMAX : a * b;
 }
 
-/* The time at tick @t (clamped to the end of time) plus @off in [-1, 1]. */
-static u64 twm_at_tick(struct twm *m, u64 t, int off)
+/**
+ * twm_at_tick() - the time at a tick, or just before or after it
+ * @m: the model
+ * @t: the tick
+ * @off: -1, 0 or 1 ns added
+ *
+ * Return: @t's time in ns, clamped to the end of time, plus @off.
+ */
+u64 twm_at_tick(struct twm *m, u64 t, int off)
 {
 	u64 ns = twm_sat_mul(t, m->tick);
 
@@ -448,8 +314,13 @@ static u64 twm_last_tick(const struct twm *m)
 	return div64_u64(TWM_KMAX, m->tick) * m->tick;
 }
 
-/* Now's tick. */
-static u64 twm_now_tick(const struct twm *m)
+/**
+ * twm_now_tick() - the tick of the model's clock
+ * @m: the model
+ *
+ * Return: the tick that m->now falls in.
+ */
+u64 twm_now_tick(const struct twm *m)
 {
 	return div64_u64(m->now, m->tick);
 }
@@ -886,10 +757,10 @@ static unsigned long twm_want(const struct twm *m, unsigned long extra)
  *
  * Return: the number of entries.
  */
-static unsigned long twm_table_check(const struct tw_index *x,
-				     const struct tw_ent *t, unsigned long size,
-				     unsigned long empty_below,
-				     const char **why, unsigned long *slot)
+unsigned long twm_table_check(const struct tw_index *x,
+			      const struct tw_ent *t, unsigned long size,
+			      unsigned long empty_below,
+			      const char **why, unsigned long *slot)
 {
 	unsigned long p, count = 0, prev_dist = 0, first_wrapped = 0;
 	u64 prev[2] = { 0, 0 }, min_wrapped = 0;
@@ -1105,7 +976,7 @@ static void twm_check_index(struct twm *m)
  * After every operation; every id is looked up every @m->find_every
  * operations and after index surgery.
  */
-static void twm_check(struct twm *m)
+void twm_check(struct twm *m)
 {
 	m->find_all |= m->op_no % m->find_every == 0;
 	twm_check_queue(m);
@@ -1189,7 +1060,7 @@ static void twm_took(struct twm *m, const struct tw_node *p, u64 cur0)
  *
  * Return: what the call returned: true if work is still due.
  */
-static bool twm_advance_once(struct twm *m, unsigned int budget)
+bool twm_advance_once(struct twm *m, unsigned int budget)
 {
 	unsigned int before = budget, k, queued = m->rq_len;
 	u64 nt = twm_now_tick(m), t, reslots = m->w.reslots, cur0 = m->w.cur;
@@ -1246,7 +1117,7 @@ static bool twm_advance_once(struct twm *m, unsigned int budget)
  * @m: the model
  * @b: picks a pattern of budgets the calls cycle through
  */
-static void twm_advance_full(struct twm *m, u8 b)
+void twm_advance_full(struct twm *m, u8 b)
 {
 	unsigned long calls = 0;
 	unsigned int budget;
@@ -1266,7 +1137,7 @@ static void twm_advance_full(struct twm *m, u8 b)
  * twm_catch_up() - tw_wheel_catch_up() to now, checked
  * @m: the model
  */
-static void twm_catch_up(struct twm *m)
+void twm_catch_up(struct twm *m)
 {
 	tw_wheel_catch_up(&m->w, m->now);
 	twm_check_wheel(m);
@@ -1521,7 +1392,7 @@ static void twm_start_resize(struct twm *m, unsigned long size)
  * @m: the model
  * @size: at least TW_IDX_MIN, with room for the ids (tw_index_room())
  */
-static void twm_resize(struct twm *m, unsigned long size)
+void twm_resize(struct twm *m, unsigned long size)
 {
 	twm_trace(m, "resize to %lu%s", size, m->mold ? " (busy)" : "");
 	if (m->mold)
@@ -1581,7 +1452,7 @@ static void twm_migrated(struct twm *m, struct tw_ent *ret,
  * @m: the model
  * @entries: how many entries it may move
  */
-static void twm_migrate(struct twm *m, unsigned long entries)
+void twm_migrate(struct twm *m, unsigned long entries)
 {
 	unsigned long nr_old = m->x.nr_old, mpos = m->x.mpos;
 
@@ -1598,8 +1469,8 @@ static void twm_migrate(struct twm *m, unsigned long entries)
  * The resize tw_index_want_size() asks for, started; some entries
  * migrated.
  */
-static void twm_maintain(struct twm *m, unsigned long extra,
-			 unsigned long entries)
+void twm_maintain(struct twm *m, unsigned long extra,
+		  unsigned long entries)
 {
 	unsigned long size = tw_index_want_size(&m->x, extra);
 
@@ -1621,7 +1492,7 @@ static void twm_maintain(struct twm *m, unsigned long extra,
  * for started, through tw_index_offer(); the batch's share migrated
  * (tw_index_migrate_batch()).
  */
-static void twm_maintain_batch(struct twm *m, unsigned long ids)
+void twm_maintain_batch(struct twm *m, unsigned long ids)
 {
 	static const char *const name[] = { "done", "migrated", "alloc" };
 
@@ -1731,7 +1602,7 @@ static void twm_gone(struct twm *m, unsigned int i, struct tw_ent *e,
  * Taken off the wheel or its event discarded, its entry removed, its node
  * freed.
  */
-static void twm_cancel(struct twm *m, unsigned int i)
+void twm_cancel(struct twm *m, unsigned int i)
 {
 	struct tw_ent *e;
 
@@ -1755,7 +1626,7 @@ static void twm_cancel(struct twm *m, unsigned int i)
  * twm_dump_begin() - start a dump, from a cursor the input picks
  * @m: the model
  */
-static void twm_dump_begin(struct twm *m)
+void twm_dump_begin(struct twm *m)
 {
 	unsigned int mode = twm_u8(m) % 6, i, j;
 	u64 c = 0;
@@ -1873,7 +1744,7 @@ static void twm_dump_passed(struct twm *m, unsigned long nr, u64 c0, u64 c1,
  *
  * Starts a dump if none is in progress.
  */
-static void twm_dump_step(struct twm *m)
+void twm_dump_step(struct twm *m)
 {
 	u8 rb = twm_u8(m), bb = twm_u8(m);
 	unsigned long room = 1 + rb % 9;
@@ -1935,7 +1806,7 @@ static u64 twm_gen_data(struct twm *m, bool *has)
  *
  * Return: the deadline, at most TWM_KMAX.
  */
-static u64 twm_gen_deadline(struct twm *m)
+u64 twm_gen_deadline(struct twm *m)
 {
 	u64 nt = twm_now_tick(m), now = m->now, tick = m->tick, d = now, a;
 	unsigned int l, j;
@@ -2019,7 +1890,7 @@ static void twm_model_later(struct twm *m, unsigned int i,
  * node's slot comes due.  Written by the model, as the raw API allows,
  * also when @d is due (tw_wheel_set() takes the fast path only when not).
  */
-static void twm_later(struct twm *m, unsigned int i, u64 d)
+void twm_later(struct twm *m, unsigned int i, u64 d)
 {
 	struct twm_id *y = &m->ids[i];
 	struct tw_ent *e = twm_find_ent(m, i, "later");
@@ -2081,7 +1952,7 @@ static void twm_move(struct twm *m, unsigned int i, struct tw_ent *e, u64 d,
  * primitives.  The input decides whether new data comes with it, written
  * afterwards, as the device does, into the node that holds the id.
  */
-static void twm_set(struct twm *m, unsigned int i, u64 d, unsigned int flags)
+void twm_set(struct twm *m, unsigned int i, u64 d, unsigned int flags)
 {
 	struct twm_id *y = &m->ids[i];
 	bool raw = flags & TWM_RAW, has;
@@ -2175,7 +2046,7 @@ static unsigned int twm_read_hold(struct twm *m, unsigned int n, bool fault)
  * @fault: the copy faults: fewer are delivered (the input picks how many)
  *	and read() stops there
  */
-static void twm_read(struct twm *m, unsigned int nr, bool fault)
+void twm_read(struct twm *m, unsigned int nr, bool fault)
 {
 	m->count[TWM_READ]++;
 	while (nr && m->rq_len) {
@@ -2199,8 +2070,8 @@ static void twm_read(struct twm *m, unsigned int nr, bool fault)
  *
  * Return: the model, or NULL if out of memory.
  */
-static struct twm *twm_new(const struct twm_hooks *hooks, void *ctx,
-			   unsigned int nr)
+struct twm *twm_new(const struct twm_hooks *hooks, void *ctx,
+		    unsigned int nr)
 {
 	struct twm *m = hooks->zalloc(ctx, sizeof(*m));
 
@@ -2233,8 +2104,8 @@ static struct twm *twm_new(const struct twm_hooks *hooks, void *ctx,
  *
  * As the device: the index, then the wheel with it and a sentinel.
  */
-static void twm_start(struct twm *m, u64 tick, u64 now, unsigned long size,
-		      const u64 secret[TW_SECRET_WORDS])
+void twm_start(struct twm *m, u64 tick, u64 now, unsigned long size,
+	       const u64 secret[TW_SECRET_WORDS])
 {
 	unsigned int i;
 
@@ -2284,7 +2155,7 @@ static void twm_start(struct twm *m, u64 tick, u64 now, unsigned long size,
  * A flush to the end of time expires every deadline up to the last tick
  * boundary; one tick past the end of time, the rest.
  */
-static void twm_finish(struct twm *m)
+void twm_finish(struct twm *m)
 {
 	unsigned int i;
 
@@ -2315,7 +2186,7 @@ static void twm_finish(struct twm *m)
  * The sentinel freed, then every node in the index popped, armed and
  * queued ids' alike: each one once, and with them every node is free.
  */
-static void twm_teardown(struct twm *m)
+void twm_teardown(struct twm *m)
 {
 	unsigned long pos = 0, popped = 0;
 	struct tw_node *n;
@@ -2356,7 +2227,7 @@ static void twm_teardown(struct twm *m)
  * @buf: where to write them
  * @size: room in @buf, at least 1
  */
-static void twm_counts(const unsigned long *count, char *buf, size_t size)
+void twm_counts(const unsigned long *count, char *buf, size_t size)
 {
 	size_t len = 0;
 	unsigned int k;
@@ -2367,4 +2238,3 @@ static void twm_counts(const unsigned long *count, char *buf, size_t size)
 				k ? ", " : "", twm_count_name[k], count[k]);
 }
 
-#endif /* _TWHEEL_MODEL_H */

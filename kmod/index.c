@@ -1,10 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * twheel core: hierarchical timing wheel and id index.
+ * twheel id index: id -> entry, an open-addressing table with linear
+ * probing in key order (struct tw_index).
  *
  * Nothing here locks, sleeps, allocates or touches user memory; the caller
- * serialises every call on one wheel (see the locking rules in
- * twheel_main.c).
+ * serialises every call and allocates the tables (see the locking rules
+ * in twheel.h).  It uses nothing of the wheel.
+ *
+ * Why a table of its own rather than rhashtable:
+ *
+ *  - 24-byte entries in the table itself: the id, its deadline and its
+ *    node (struct tw_ent), so a lookup compares ids in consecutive entries,
+ *    and the commonest touch, an armed id's deadline moved later
+ *    (tw_wheel_set()), reads and writes that one entry and never the node.
+ *    rhashtable chains objects through an rhash_head in each, and every
+ *    lookup dereferences an object to compare its key.
+ *  - The ordered DUMP walk: a table's entries sit in key order, so
+ *    tw_index_dump() lists ids in key order from a 64-bit cursor that user
+ *    space keeps between calls, and an id present for the whole dump is
+ *    listed exactly once whatever resizes happen in between.  rhashtable's
+ *    walker keeps its place in an iterator, and a resize rewinds it
+ *    (rhashtable_walk_next() returns -EAGAIN), so objects come again.
+ *  - Keyed probing: an id's home slot scales tw_key(), a bijection
+ *    keyed with a secret drawn per index, and entries are kept in Robin
+ *    Hood order.  Keys never collide, no ids chosen without the secret
+ *    crowd one run, a lookup compares the first TW_FIND_BY_ID slots by id
+ *    alone and a miss stops where the id would be; the same key order is
+ *    the dump's.  rhashtable seeds jhash too, but chains in no order.
+ *  - No allocation and no RCU: the caller allocates every table, and a
+ *    resize migrates in steps the caller bounds (tw_index_upkeep()), under
+ *    its lock; rhashtable allocates its tables and resizes from a work
+ *    item under RCU, which neither the device's one lock nor the
+ *    user-space build of this file (tests, fuzzer, bench) would have.
  */
 #include <linux/bitops.h>
 #include <linux/compiler.h>
@@ -12,379 +39,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
-#include "twheel_core.h"
-
-/* ------------------------------------------------------------------ wheel */
-
-/**
- * tw_ticks() - the expiry tick of a deadline
- * @w: the wheel
- * @ns: deadline in ns
- *
- * Return: the first tick boundary at or after @ns, so that processing that
- * tick never expires a node early.
- */
-u64 tw_ticks(const struct tw_wheel *w, u64 ns)
-{
-	u64 rem;
-	u64 q = div64_u64_rem(ns, w->tick_ns, &rem);
-
-	return q + (rem != 0);
-}
-
-/**
- * tw_wheel_init() - set up an empty wheel
- * @w: the wheel, zeroed or previously emptied
- * @tick_ns: tick length in ns
- * @now: current time in ns
- * @idx: the index of the wheel's ids
- * @sentinel: a node that belongs to the wheel from now on, as the ready
- *	queue's sentinel, until the caller frees w->tail with the wheel
- */
-void tw_wheel_init(struct tw_wheel *w, u64 tick_ns, u64 now,
-		   struct tw_index *idx, struct tw_node *sentinel)
-{
-	unsigned int l, s;
-
-	w->tick_ns = tick_ns;
-	w->cur = div64_u64(now, tick_ns);
-	w->idx = idx;
-	w->nr_armed = 0;
-	WRITE_ONCE(w->nr_ready, 0);
-	memset(w->pending, 0, sizeof(w->pending));
-	INIT_HLIST_HEAD(&w->drain);
-	sentinel->next = NULL;
-	w->head = sentinel;
-	w->tail = sentinel;
-	for (l = 0; l < TW_LEVELS; l++)
-		for (s = 0; s < TW_LVL_SIZE; s++)
-			INIT_HLIST_HEAD(&w->slots[l][s]);
-}
-
-/* Put @n, with expiry tick @e > w->cur, into its slot. */
-static void tw_slot(struct tw_wheel *w, struct tw_node *n, u64 e)
-{
-	unsigned int lvl = (fls64(e ^ w->cur) - 1) / TW_LVL_BITS;
-	unsigned int s = (e >> (lvl * TW_LVL_BITS)) & TW_LVL_MASK;
-
-	hlist_add_head(&n->slot, &w->slots[lvl][s]);
-	w->pending[lvl] |= 1ULL << s;
-}
-
-/**
- * tw_wheel_add() - arm a node that is on no list
- * @w: the wheel
- * @n: the node, whose index entry holds @deadline
- * @deadline: the id's deadline in ns; its tick must be below TW_TICKS_MAX
- *
- * A node whose tick is already processed goes to the drain list, so the
- * next tw_wheel_advance() expires it.
- */
-void tw_wheel_add(struct tw_wheel *w, struct tw_node *n, u64 deadline)
-{
-	u64 e = tw_ticks(w, deadline);
-
-	w->nr_armed++;
-	if (e <= w->cur)
-		hlist_add_head(&n->slot, &w->drain);
-	else
-		tw_slot(w, n, e);
-}
-
-/**
- * tw_wheel_del() - disarm an armed node
- * @w: the wheel
- * @n: the node, armed
- *
- * When @n was the last node of its slot, the slot's pending bit is cleared,
- * so an emptied slot never wakes the wheel.
- */
-void tw_wheel_del(struct tw_wheel *w, struct tw_node *n)
-{
-	struct hlist_node **pprev = n->slot.pprev;
-	bool last = !n->slot.next;
-	unsigned long p = (unsigned long)pprev;
-	unsigned long base = (unsigned long)&w->slots[0][0];
-
-	hlist_del(&n->slot);
-	w->nr_armed--;
-	/* The first node's pprev points at its head: find the slot from it. */
-	if (last && p >= base && p < base + sizeof(w->slots)) {
-		unsigned long i = (p - base) / sizeof(struct hlist_head);
-
-		w->pending[i / TW_LVL_SIZE] &= ~(1ULL << (i % TW_LVL_SIZE));
-	}
-}
-
-/**
- * tw_wheel_expire() - queue the event of an id whose node is on no list
- * @w: the wheel
- * @e: the id's index entry, not queued
- * @now: current time in ns, >= the entry's deadline
- *
- * The event (id, data, @now) is written into the sentinel, which joins the
- * queue, and e->node becomes the new sentinel: afterwards e->node is the
- * former sentinel, and e is marked TW_ENT_QUEUED.  The index itself does
- * not change, so @e stays valid.
- */
-void tw_wheel_expire(struct tw_wheel *w, struct tw_ent *e, u64 now)
-{
-	struct tw_node *n = e->node, *s = w->tail;
-
-	s->id = n->id;
-	s->data = n->data;
-	s->expired = max_t(u64, now, 1);
-	s->next = n;
-	n->next = NULL;
-	w->tail = n;
-	e->node = s;
-	e->deadline |= TW_ENT_QUEUED;
-	WRITE_ONCE(w->nr_ready, w->nr_ready + 1);
-}
-
-/**
- * tw_wheel_discard() - take a queued event off the ready queue
- * @w: the wheel
- * @e: the id's index entry, queued
- *
- * The node that holds the event takes over the contents of the node after
- * it (whose index entry is updated), or becomes the sentinel if that node
- * is the sentinel; the node after it is set free.  The index itself does
- * not change, so @e stays valid.
- *
- * Return: a node on no list with the discarded event's id and data, now
- * e->node (TW_ENT_QUEUED cleared): the caller arms it again or frees it.
- */
-struct tw_node *tw_wheel_discard(struct tw_wheel *w, struct tw_ent *e)
-{
-	struct tw_node *d = e->node, *x = d->next;
-	u64 id = d->id, data = d->data;
-
-	if (x == w->tail) {
-		d->next = NULL;
-		w->tail = d;
-	} else {
-		tw_index_find(w->idx, x->id)->node = d;
-		d->next = x->next;
-		d->expired = x->expired;
-		d->id = x->id;
-		d->data = x->data;
-	}
-	x->id = id;
-	x->data = data;
-	e->node = x;
-	e->deadline &= ~TW_ENT_QUEUED;
-	WRITE_ONCE(w->nr_ready, w->nr_ready - 1);
-	return x;
-}
-
-/**
- * tw_wheel_pop() - take the oldest event off the ready queue
- * @w: the wheel, with an event queued (w->nr_ready)
- *
- * Return: the node that held it, on no list; its index entry still points
- * at it and is still marked TW_ENT_QUEUED, for the caller to remove.
- */
-struct tw_node *tw_wheel_pop(struct tw_wheel *w)
-{
-	struct tw_node *n = w->head;
-
-	w->head = n->next;
-	WRITE_ONCE(w->nr_ready, w->nr_ready - 1);
-	return n;
-}
-
-/**
- * tw_wheel_detach() - take an id off the wheel or the ready queue
- * @w: the wheel
- * @e: the id's entry: armed or queued
- *
- * An armed id's node leaves its slot; a queued id's event is discarded
- * (tw_wheel_discard()).  Either way e->node, which holds the id and its
- * data, is then on no list: the caller places it again (tw_wheel_place())
- * or removes the entry and frees the node.
- *
- * Return: true if a queued event was discarded.
- */
-bool tw_wheel_detach(struct tw_wheel *w, struct tw_ent *e)
-{
-	if (tw_ent_queued(e)) {
-		tw_wheel_discard(w, e);
-		return true;
-	}
-	tw_wheel_del(w, e->node);
-	return false;
-}
-
-/**
- * tw_wheel_place() - give an id whose node is on no list its deadline
- * @w: the wheel
- * @e: the id's entry, not queued: just inserted (tw_index_insert()) or
- *	detached (tw_wheel_detach())
- * @deadline: the id's deadline in ns; its tick must be below TW_TICKS_MAX
- * @now: current time in ns
- *
- * A deadline already due (at or before @now) queues the id's event at
- * once, behind what is queued, with the expiry clock @now
- * (tw_wheel_expire(): e->node becomes the node that holds the event);
- * a later one arms the node (tw_wheel_add()).  The index does not change,
- * so @e stays valid.
- *
- * Return: TW_SET_EXPIRED if the event was queued, else 0.
- */
-unsigned int tw_wheel_place(struct tw_wheel *w, struct tw_ent *e, u64 deadline,
-			    u64 now)
-{
-	e->deadline = deadline;
-	if (deadline <= now) {
-		tw_wheel_expire(w, e, now);
-		return TW_SET_EXPIRED;
-	}
-	tw_wheel_add(w, e->node, deadline);
-	return 0;
-}
-
-/**
- * tw_wheel_move() - take a present id off its list and place it again
- * @w: the wheel
- * @e: the id's entry, from tw_index_find(): armed or queued
- * @deadline: the id's new deadline in ns; its tick must be below
- *	TW_TICKS_MAX
- * @now: current time in ns
- *
- * tw_wheel_detach(), then tw_wheel_place(): what tw_wheel_set() does when
- * its fast path does not apply.
- *
- * Return: TW_SET_DISCARDED if a queued event was discarded, and
- * TW_SET_EXPIRED if the id's event was queued at once.
- */
-unsigned int tw_wheel_move(struct tw_wheel *w, struct tw_ent *e, u64 deadline,
-			   u64 now)
-{
-	unsigned int did = tw_wheel_detach(w, e) ? TW_SET_DISCARDED : 0;
-
-	return did | tw_wheel_place(w, e, deadline, now);
-}
-
-/*
- * The next slot that comes due.  Every pending slot of a level lies above
- * cur's digit at that level, and any pending slot of a lower level comes
- * due before any of a higher one, so the answer is the lowest pending slot
- * of the lowest level that has one.
- */
-static bool tw_next_slot(const struct tw_wheel *w, u64 *tick,
-			 unsigned int *lvl, unsigned int *slot)
-{
-	unsigned int l;
-
-	for (l = 0; l < TW_LEVELS; l++) {
-		unsigned int shift = l * TW_LVL_BITS;
-		unsigned int s;
-
-		if (!w->pending[l])
-			continue;
-		s = __ffs64(w->pending[l]);
-		*tick = ((w->cur >> (shift + TW_LVL_BITS)) <<
-			 (shift + TW_LVL_BITS)) | ((u64)s << shift);
-		*lvl = l;
-		*slot = s;
-		return true;
-	}
-	return false;
-}
-
-/**
- * tw_wheel_next() - when the wheel next has work
- * @w: the wheel
- * @tick: out: the tick at which tw_wheel_advance() has work to do
- *
- * Return: false if nothing is armed.
- */
-bool tw_wheel_next(const struct tw_wheel *w, u64 *tick)
-{
-	unsigned int l, s;
-
-	if (!hlist_empty(&w->drain)) {
-		*tick = w->cur;
-		return true;
-	}
-	return tw_next_slot(w, tick, &l, &s);
-}
-
-/**
- * tw_wheel_catch_up() - move an idle wheel's notion of now forward
- * @w: the wheel
- * @now: current time in ns
- *
- * When no slot is due up to @now, @cur can jump to now's tick without
- * processing anything; new nodes are then slotted relative to the real
- * time, which keeps them at the lowest level their timeout allows.
- */
-void tw_wheel_catch_up(struct tw_wheel *w, u64 now)
-{
-	u64 nt = div64_u64(now, w->tick_ns);
-	u64 t;
-
-	if (nt <= w->cur || !hlist_empty(&w->drain))
-		return;
-	if (tw_wheel_next(w, &t) && t <= nt)
-		return;
-	w->cur = nt;
-}
-
-/**
- * tw_wheel_advance() - process the wheel up to @now
- * @w: the wheel
- * @now: current time in ns
- * @budget: in/out: how many nodes may still be moved; decremented
- *
- * Slots are processed in time order, one slot at a time, so events are
- * queued in deadline order up to one tick.  Each node taken from a due
- * slot is looked up in the index for its deadline; expired ones are queued
- * (tw_wheel_expire()) with their expiry clock @now.
- *
- * Return: true if work that is due remains because @budget ran out.
- */
-bool tw_wheel_advance(struct tw_wheel *w, u64 now, unsigned int *budget)
-{
-	u64 nt = div64_u64(now, w->tick_ns);
-	unsigned int lvl, s;
-	u64 t;
-
-	while (*budget) {
-		struct tw_ent *ent;
-		struct tw_node *n;
-		u64 e, deadline;
-
-		if (hlist_empty(&w->drain)) {
-			if (!tw_next_slot(w, &t, &lvl, &s) || t > nt) {
-				tw_wheel_catch_up(w, now);
-				return false;
-			}
-			w->cur = t;
-			hlist_move_list(&w->slots[lvl][s], &w->drain);
-			w->pending[lvl] &= ~(1ULL << s);
-			continue;
-		}
-		n = hlist_entry(w->drain.first, struct tw_node, slot);
-		hlist_del(&n->slot);
-		(*budget)--;
-		ent = tw_index_find(w->idx, n->id);
-		deadline = tw_ent_deadline(ent);
-		e = tw_ticks(w, deadline);
-		if (e > w->cur) {
-			tw_slot(w, n, e);
-			w->reslots++;
-			continue;
-		}
-		w->nr_armed--;
-		w->late_max = max(w->late_max, now - deadline);
-		tw_wheel_expire(w, ent, now);
-	}
-	return tw_wheel_next(w, &t) && t <= nt;
-}
-
-/* ------------------------------------------------------------------ index */
+#include "index.h"
 
 /* The home slot of @key in a table of @size slots: monotonic in @key. */
 static unsigned long tw_home(u64 key, unsigned long size)
