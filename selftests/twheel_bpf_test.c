@@ -714,8 +714,8 @@ static double write_ns_per_id(int fd, const uint64_t *ids, size_t n)
  * What a call costs: the program with the kfunc against the same program
  * without it, on one id (cache-hot) and over 1M ids in turn, beside
  * write()'s cost per id over the same 1M ids (fewer on the debug kernel:
- * cost_from_env()).  Logged for the README's
- * table; asserted are only the exact counts.
+ * cost_from_env()).  Logged for the figures in docs/bpf.md; asserted
+ * are only the exact counts.
  */
 TEST_F_TIMEOUT(bpf, cost, 300)
 {

@@ -3,7 +3,7 @@
 # The kernels twheel supports, and where the harness finds each: sourced by
 # the scripts that build against, boot or package a kernel.
 #
-# Support policy (README.md, "Kernels"): every Debian kernel series a
+# Support policy (docs/install.md, "Kernels"): every Debian kernel series a
 # Debian stable release ships (bookworm: 6.1 and 6.12, each also in its
 # PREEMPT_RT flavour), and the newest series Debian ships as source
 # (sid's linux-source-$TW_NEWEST), which the harness builds itself.  A
