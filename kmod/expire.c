@@ -137,7 +137,7 @@ void tw_run_due(struct twheel *wh, bool all, bool wake)
 	lockdep_assert_held(&wh->lock);
 	while (READ_ONCE(wh->due) && !wh->closing) {
 		wh->timer_at = KTIME_MAX;	/* it fired */
-		if (!tw_expire_batch(wh, wake, TW_EXPIRE_BATCH)) {
+		if (!tw_expire_batch(wh, wake, TW_HOLD_NODES)) {
 			/*
 			 * After the events: a waiter that reads due false
 			 * (tw_due()) then sees them.  A fire since then that
@@ -158,7 +158,7 @@ void tw_run_due(struct twheel *wh, bool all, bool wake)
  * The work item: what no call on the fd may be there to do.  It grows the
  * index for a nowait writer waiting for EPOLLOUT (tw_grow()), runs the
  * expiry that fell due while events were queued unread (tw_timer_fn()),
- * TW_WORK_NODES nodes of it, for the new edge an edge-triggered epoll
+ * TW_HOLD_WORK_NODES nodes of it, for the new edge an edge-triggered epoll
  * waits for (the rest is the owner's: tw_run_due()), and finishes an index
  * resize that the calls stopped driving: while they migrate it (the
  * position moved since the last run), it only looks again TW_WORK_DELAY
@@ -180,7 +180,7 @@ static void tw_work_fn(struct work_struct *work)
 		tw_grow(wh);	/* drops the lock while it allocates */
 	/*
 	 * Expiry due while events were unread (tw_timer_fn()): one hold of
-	 * TW_WORK_NODES nodes, for the edge.  An event queued wakes the
+	 * TW_HOLD_WORK_NODES nodes, for the edge.  An event queued wakes the
 	 * waiters (tw_expire_batch()); if none was and more is due, a wake
 	 * without a key hands the rest to them, whose poll or read pays for
 	 * it (an edge-triggered epoll may then be told of the old events
@@ -189,7 +189,7 @@ static void tw_work_fn(struct work_struct *work)
 	if (READ_ONCE(wh->due) && tw_has_events(wh) && !wh->closing) {
 		wh->timer_at = KTIME_MAX;
 		expired = wh->expirations;
-		if (!tw_expire_batch(wh, true, TW_WORK_NODES))
+		if (!tw_expire_batch(wh, true, TW_HOLD_WORK_NODES))
 			/* pairs with the smp_load_acquire() of tw_due() */
 			smp_store_release(&wh->due, false);
 		else
@@ -203,7 +203,7 @@ static void tw_work_fn(struct work_struct *work)
 	}
 	if (x->old && x->mpos == wh->work_mpos) {
 		while (x->old && holds++ < TW_WORK_HOLDS && !wh->closing) {
-			tw_free_later(wh, tw_index_migrate(x, TW_EXPIRE_BATCH));
+			tw_free_later(wh, tw_index_migrate(x, TW_HOLD_NODES));
 			if (x->old)
 				tw_relock(wh);
 		}

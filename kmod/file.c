@@ -24,7 +24,7 @@
 #include "twheel.h"
 #include "twheel_trace.h"
 
-#define TW_READ_CHUNK		12	/* events per read() lock hold (stack) */
+#define TW_HOLD_EVENTS		12	/* events per read() lock hold (stack) */
 #define TW_READ_FAULT_IN	65536	/* read() buffer checked at a time */
 
 /* fdinfo's wheel_id: unique since the module was loaded */
@@ -54,7 +54,7 @@ static ssize_t tw_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct twheel *wh = iocb->ki_filp->private_data;
 	struct tw_call c = { .nowait = iocb->ki_flags & IOCB_NOWAIT };
 	size_t count = iov_iter_count(from), done = 0;
-	u64 ids[TW_CHUNK];
+	u64 ids[TW_HOLD_IDS];
 	int err = 0;
 
 	if (count % sizeof(u64))
@@ -111,7 +111,7 @@ static ssize_t tw_write_iter(struct kiocb *iocb, struct iov_iter *from)
 
 /*
  * One hold of a read(): the first events of the queue, at most
- * TW_READ_CHUNK and as many as fit in the @safe bytes of @to that are
+ * TW_HOLD_EVENTS and as many as fit in the @safe bytes of @to that are
  * faulted in, copied with page faults disabled.  Those copied leave the
  * queue; a record a page fault cut short stays unread.  Returns how many
  * were copied, and in @tried how many it tried.
@@ -120,8 +120,8 @@ static unsigned long tw_read_hold(struct twheel *wh, struct iov_iter *to,
 				  size_t safe, bool nowait,
 				  unsigned long *tried)
 {
-	struct twheel_event ev[TW_READ_CHUNK];
-	struct tw_ent *ent[TW_READ_CHUNK];
+	struct twheel_event ev[TW_HOLD_EVENTS];
+	struct tw_ent *ent[TW_HOLD_EVENTS];
 	const size_t sz = sizeof(ev[0]);
 	unsigned long n = 0, ok, i;
 	struct tw_node *node;
@@ -130,7 +130,7 @@ static unsigned long tw_read_hold(struct twheel *wh, struct iov_iter *to,
 	tw_lock(wh);
 	for (node = tw_ready_first(&wh->w); node;
 	     node = tw_ready_next(&wh->w, node)) {
-		if (n == TW_READ_CHUNK || (n + 1) * sz > safe)
+		if (n == TW_HOLD_EVENTS || (n + 1) * sz > safe)
 			break;
 		ent[n] = tw_index_find(&wh->idx, node->id);
 		ev[n].id = node->id;

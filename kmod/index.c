@@ -312,7 +312,7 @@ unsigned long tw_index_want_size(const struct tw_index *x, unsigned long extra)
  * While a resize migrates, tw_index_want_size() asks for none; a batch
  * whose ids would fill the new table past 9/10 (a small table, a big
  * batch) must wait for the resize to finish, so that the table can grow
- * again first.  The caller migrates TW_EXPIRE_BATCH entries a step until
+ * again first.  The caller migrates TW_HOLD_NODES entries a step until
  * this is false.
  *
  * Return: true if the resize under way must be finished first.
@@ -411,7 +411,7 @@ struct tw_ent *tw_index_migrate(struct tw_index *x, unsigned long entries)
  * @x: the index
  * @ids: ids the batch may add
  *
- * (@ids + 1) * TW_MIGRATE entries: TW_MIGRATE per id the batch may add,
+ * (@ids + 1) * TW_MIGRATE_PER_ID entries: TW_MIGRATE_PER_ID per id the batch may add,
  * so that the migration keeps well ahead of the ids that fill the new
  * table, and as many more so that a batch that adds none still moves it
  * on.  Nothing when no resize is under way.
@@ -423,7 +423,7 @@ struct tw_ent *tw_index_migrate_batch(struct tw_index *x, unsigned long ids)
 {
 	if (!x->old)
 		return NULL;
-	return tw_index_migrate(x, (ids + 1) * TW_MIGRATE);
+	return tw_index_migrate(x, (ids + 1) * TW_MIGRATE_PER_ID);
 }
 
 /**
@@ -436,7 +436,7 @@ struct tw_ent *tw_index_migrate_batch(struct tw_index *x, unsigned long ids)
  * The one protocol for keeping room in the index, for callers that may
  * drop their lock to allocate: call it until it returns TW_UPKEEP_DONE.
  * TW_UPKEEP_MIGRATED: a resize the batch would overfill moved on by
- * TW_EXPIRE_BATCH entries (tw_index_finish_first()); the caller may drop
+ * TW_HOLD_NODES entries (tw_index_finish_first()); the caller may drop
  * its lock before the next call.  TW_UPKEEP_ALLOC: a table of *@size slots
  * is wanted (tw_index_want_size()); the caller allocates it, with its lock
  * dropped if it must, and hands it to tw_index_offer(), then calls again,
@@ -455,7 +455,7 @@ int tw_index_upkeep(struct tw_index *x, unsigned long ids,
 {
 	*old = NULL;
 	if (tw_index_finish_first(x, ids)) {
-		*old = tw_index_migrate(x, TW_EXPIRE_BATCH);
+		*old = tw_index_migrate(x, TW_HOLD_NODES);
 		return TW_UPKEEP_MIGRATED;
 	}
 	*size = tw_index_want_size(x, ids);

@@ -26,20 +26,21 @@
 #define TW_SECRET_WORDS	3
 
 /*
- * Batches: how much one bounded step of work does, shared by the index,
- * the device and the in-process bench, which drives the core in the same
- * batches.  The device holds its lock for one batch at a time (see the
- * locking rules in twheel.h): TW_CHUNK and TW_ARM_CHUNK ids are the
- * most a batch may add, what it hands tw_index_upkeep(); the index
- * migrates in proportion to them (TW_MIGRATE, tw_index_migrate_batch()),
- * or TW_EXPIRE_BATCH entries a step when a resize must finish first.  The
- * device's expiry advances the wheel (wheel.h) TW_EXPIRE_BATCH nodes a
- * step too.
+ * Budgets per hold: the most one hold of a wheel's lock does, shared by the
+ * index, the device and the in-process bench, which drives the core in the
+ * same holds (the device's own are TW_HOLD_* of twheel.h, file.c and
+ * ioctl.c; see the locking rules in twheel.h).  A hold of a write() or a
+ * CANCEL takes at most TW_HOLD_IDS ids, one of an ARM TW_HOLD_ARMS
+ * entries: the most it may add, what it hands tw_index_upkeep(); the
+ * index migrates TW_MIGRATE_PER_ID entries for each of them
+ * (tw_index_migrate_batch()), or TW_HOLD_NODES a hold when a resize must
+ * finish first.  A hold of expiry advances the wheel (wheel.h) by at most
+ * TW_HOLD_NODES nodes.
  */
-#define TW_CHUNK	64	/* ids touched or cancelled per batch */
-#define TW_ARM_CHUNK	16	/* ARM entries per batch */
-#define TW_EXPIRE_BATCH	1024	/* nodes advanced, or entries migrated, per step */
-#define TW_MIGRATE	16	/* index entries migrated per id of a batch */
+#define TW_HOLD_IDS		64	/* ids touched or cancelled */
+#define TW_HOLD_ARMS		16	/* ARM entries */
+#define TW_HOLD_NODES		1024	/* nodes advanced, or entries migrated */
+#define TW_MIGRATE_PER_ID	16	/* entries migrated per id a hold adds */
 
 /**
  * struct tw_node - one id, armed or expired

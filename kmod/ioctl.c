@@ -14,8 +14,8 @@
 #include "twheel.h"
 #include "twheel_trace.h"
 
-#define TW_DUMP_CHUNK		8	/* DUMP entries per lock hold */
-#define TW_DUMP_SLOTS		4096	/* index slots per table per DUMP hold */
+#define TW_HOLD_DUMP		8	/* DUMP entries per lock hold */
+#define TW_HOLD_SLOTS		4096	/* index slots per table per DUMP hold */
 
 /* The wheel's memory: itself, its index tables, its nodes. */
 static u64 tw_mem_bytes(const struct twheel *wh)
@@ -117,7 +117,7 @@ static int tw_batch_out(struct twheel_batch __user *arg, u64 done, int err)
 
 static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 {
-	struct twheel_arm e[TW_ARM_CHUNK];
+	struct twheel_arm e[TW_HOLD_ARMS];
 	struct tw_call c = {};
 	struct twheel_batch b;
 	u64 done = 0;
@@ -130,7 +130,7 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 		return tw_batch_out(arg, 0, err);
 	while (done < b.count) {
 		long n = tw_copy_in(e, u64_to_user_ptr(b.ptr) + done * sizeof(e[0]),
-				    min_t(u64, b.count - done, TW_ARM_CHUNK),
+				    min_t(u64, b.count - done, TW_HOLD_ARMS),
 				    sizeof(e[0]));
 		u64 now;
 		long i;
@@ -177,7 +177,7 @@ static int tw_ioc_arm(struct twheel *wh, struct twheel_batch __user *arg)
 
 static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 {
-	u64 ids[TW_CHUNK], pos = 0, done = 0;
+	u64 ids[TW_HOLD_IDS], pos = 0, done = 0;
 	struct twheel_batch b;
 	int err;
 
@@ -188,7 +188,7 @@ static int tw_ioc_cancel(struct twheel *wh, struct twheel_batch __user *arg)
 		return tw_batch_out(arg, 0, err);
 	while (pos < b.count) {
 		long n = tw_copy_in(ids, u64_to_user_ptr(b.ptr) + pos * sizeof(u64),
-				    min_t(u64, b.count - pos, TW_CHUNK),
+				    min_t(u64, b.count - pos, TW_HOLD_IDS),
 				    sizeof(u64));
 		long i;
 
@@ -250,8 +250,8 @@ static int tw_ioc_query(struct twheel *wh, struct twheel_query __user *arg)
 
 static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 {
-	struct tw_ent ents[TW_DUMP_CHUNK];
-	struct twheel_arm out[TW_DUMP_CHUNK];
+	struct tw_ent ents[TW_HOLD_DUMP];
+	struct twheel_arm out[TW_HOLD_DUMP];
 	struct twheel_dump d;
 	u64 bytes, done = 0;
 	int err = 0;
@@ -262,8 +262,8 @@ static int tw_ioc_dump(struct twheel *wh, struct twheel_dump __user *arg)
 	    check_mul_overflow(d.count, (u64)sizeof(out[0]), &bytes))
 		return -EINVAL;
 	while (done < d.count && d.cursor != TW_CURSOR_END) {
-		unsigned long room = min_t(u64, d.count - done, TW_DUMP_CHUNK);
-		unsigned long slots = TW_DUMP_SLOTS, nr, i;
+		unsigned long room = min_t(u64, d.count - done, TW_HOLD_DUMP);
+		unsigned long slots = TW_HOLD_SLOTS, nr, i;
 		u64 cursor = d.cursor;
 
 		tw_lock(wh);

@@ -271,7 +271,7 @@ struct tw_ent *tw_node_new(struct twheel *wh, u64 id, struct tw_call *c,
 		tw_uncharge(wh, 1);
 		*err = -ENOMEM;
 		if (c->nowait) {
-			tw_wait_room(wh, TW_CHUNK);
+			tw_wait_room(wh, TW_HOLD_IDS);
 			*err = -EAGAIN;
 		}
 		return NULL;

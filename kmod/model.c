@@ -79,7 +79,7 @@
  * removal shifted it, removal and free; before a batch of ids, a resize
  * is finished first while tw_index_finish_first() says so, the one
  * tw_index_want_size() asks for is started and the batch's share migrated
- * (tw_index_migrate_batch(): (ids + 1) * TW_MIGRATE entries).  The model
+ * (tw_index_migrate_batch(): (ids + 1) * TW_MIGRATE_PER_ID entries).  The model
  * reads each policy itself, from its documentation: what the core reports
  * (TW_SET_*, finish first or not, the size wanted, a table still wanted)
  * and what it leaves are checked against that.  Plus the raw API the core
@@ -1487,7 +1487,7 @@ void twm_maintain(struct twm *m, unsigned long extra,
  *
  * As tw_maintain(), by the core's protocol (tw_index_upkeep()), each step
  * checked against the model's: a resize that the batch would overfill
- * finished first, TW_EXPIRE_BATCH entries a step, while
+ * finished first, TW_HOLD_NODES entries a step, while
  * tw_index_finish_first() says so; the resize tw_index_want_size() asks
  * for started, through tw_index_offer(); the batch's share migrated
  * (tw_index_migrate_batch()).
@@ -1512,13 +1512,13 @@ void twm_maintain_batch(struct twm *m, unsigned long ids)
 			  m->nr_present, m->msize, m->mold ? ", resizing" : "");
 		if (step == TW_UPKEEP_MIGRATED) {
 			twm_trace(m, "  finish the resize first");
-			twm_migrated(m, old, TW_EXPIRE_BATCH, nr_old, mpos);
+			twm_migrated(m, old, TW_HOLD_NODES, nr_old, mpos);
 		} else if (step == TW_UPKEEP_ALLOC) {
 			twm_trace(m, "maintain batch %lu (want %lu)", ids, size);
 			m->offer_ids = ids;
 			twm_start_resize(m, size);
 		} else {
-			twm_migrated(m, old, (ids + 1) * TW_MIGRATE, nr_old,
+			twm_migrated(m, old, (ids + 1) * TW_MIGRATE_PER_ID, nr_old,
 				     mpos);
 			break;
 		}

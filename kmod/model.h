@@ -15,7 +15,7 @@
 #include "wheel.h"
 
 #define TWM_KMAX	TWHEEL_DEADLINE_MAX	/* KTIME_MAX: the end of time */
-#define TWM_READ_CHUNK	12U	/* events per read() lock hold: TW_READ_CHUNK */
+#define TWM_READ_CHUNK	12U	/* events per read() lock hold: TW_HOLD_EVENTS */
 #define TWM_ADVANCE_CALLS	200000	/* more calls: advance never ends */
 
 /* splitmix64's increment, 2^64 / the golden ratio: an odd multiplier too */

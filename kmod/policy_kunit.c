@@ -330,8 +330,8 @@ static void twt_policy_upkeep(struct twt_ix *c, unsigned long ids,
  * The resize policy at its thresholds: a table allocated for a batch is
  * taken while a resize is wanted and the table holds the batch at 9/10;
  * a resize under way is finished first when a batch would fill its new
- * table past 9/10; a batch migrates TW_MIGRATE entries per id it may add,
- * and TW_MIGRATE more.  Then a batch of TW_CHUNK ids during a resize:
+ * table past 9/10; a batch migrates TW_MIGRATE_PER_ID entries per id it may add,
+ * and TW_MIGRATE_PER_ID more.  Then a batch of TW_HOLD_IDS ids during a resize:
  * the upkeep finishes it, grows the table and leaves room for the batch.
  */
 static void twt_index_policy(struct kunit *test)
@@ -359,12 +359,12 @@ static void twt_index_policy(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tw_index_finish_first(x, 13));
 	KUNIT_EXPECT_FALSE(test, tw_index_still_wanted(x, 1000, 2000));
 	KUNIT_EXPECT_NULL(test, tw_index_migrate_batch(x, 0));
-	KUNIT_EXPECT_EQ(test, x->nr_tab, (unsigned long)TW_MIGRATE);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, (unsigned long)TW_MIGRATE_PER_ID);
 	KUNIT_EXPECT_NULL(test, tw_index_migrate_batch(x, 1));
-	KUNIT_EXPECT_EQ(test, x->nr_tab, 3UL * TW_MIGRATE);
+	KUNIT_EXPECT_EQ(test, x->nr_tab, 3UL * TW_MIGRATE_PER_ID);
 	twt_check(c);
 
-	twt_policy_upkeep(c, TW_CHUNK, &finish, &grow, &shrink);
+	twt_policy_upkeep(c, TW_HOLD_IDS, &finish, &grow, &shrink);
 	KUNIT_EXPECT_EQ(test, finish, 1U);
 	KUNIT_EXPECT_EQ(test, grow, 1U);
 	KUNIT_EXPECT_EQ(test, x->size, 166UL);
@@ -374,8 +374,8 @@ static void twt_index_policy(struct kunit *test)
 
 /*
  * The policy driven as the device and the bench drive it: 3000 ids come
- * in batches of up to TW_CHUNK, then go (at up to TW_CHUNK per batch,
- * as reads would), then 1000 come back at TW_CHUNK a batch.  Before each
+ * in batches of up to TW_HOLD_IDS, then go (at up to TW_HOLD_IDS per batch,
+ * as reads would), then 1000 come back at TW_HOLD_IDS a batch.  Before each
  * batch the upkeep leaves room for it, so an insert never finds the index
  * full; the table grows, and shrinks back to its smallest size once idle.
  */
@@ -392,8 +392,8 @@ static void twt_index_policy_batches(struct kunit *test)
 		unsigned int end = phase == 1 ? 0 : phase ? 1000 : nr;
 
 		while (i != end) {
-			unsigned long ids = phase == 2 ? TW_CHUNK :
-					    1 + twt_rand(&seed) % TW_CHUNK;
+			unsigned long ids = phase == 2 ? TW_HOLD_IDS :
+					    1 + twt_rand(&seed) % TW_HOLD_IDS;
 
 			ids = min_t(unsigned long, ids, i > end ? i - end :
 				    end - i);
@@ -409,7 +409,7 @@ static void twt_index_policy_batches(struct kunit *test)
 		}
 		/*
 		 * The last batches' upkeep sized the table for up to 2 *
-		 * TW_CHUNK ids; idle, as the device's work or next batch
+		 * TW_HOLD_IDS ids; idle, as the device's work or next batch
 		 * keeps it, it shrinks to the least.
 		 */
 		for (k = 0; phase == 1 && k < 4 &&
@@ -429,7 +429,7 @@ static void twt_index_policy_batches(struct kunit *test)
 /*
  * Callers of tw_index_upkeep() that drop their lock to allocate, as the
  * device's do (tw_maintain()), interleaved at random: TWT_CALLERS of them,
- * each adding batches of up to TW_CHUNK ids of its own or taking some
+ * each adding batches of up to TW_HOLD_IDS ids of its own or taking some
  * away (as reads and cancels do), mostly adding, then mostly taking away,
  * by turns.  A step of a caller is one
  * lock hold: an upkeep step, and the batch's inserts once it is done; a
@@ -474,13 +474,13 @@ static int twt_caller_step(struct twt_ix *c, struct twt_caller *k, u64 *seed,
 	}
 	if (!k->ids) {
 		k->out = k->n && twt_rand(seed) % 8 < (filling ? 1 : 7);
-		k->ids = 1 + twt_rand(seed) % TW_CHUNK;
+		k->ids = 1 + twt_rand(seed) % TW_HOLD_IDS;
 		if (!k->out)
 			k->ids = min_t(unsigned long, k->ids,
 				       TWT_CALLER_IDS - k->n);
 		if (!k->ids) {
 			k->out = true;
-			k->ids = 1 + twt_rand(seed) % TW_CHUNK;
+			k->ids = 1 + twt_rand(seed) % TW_HOLD_IDS;
 		}
 	}
 	/* as the device's reads and CANCELs, for as many ids as they take */

@@ -48,9 +48,10 @@
  *   lock dropped (tw_maintain()) and freed after it (tw_free_later());
  *   user memory is copied before or after a hold, but read()'s events,
  *   copied under it with page faults disabled.
- * - Every hold is bounded: at most one chunk of a call (TW_CHUNK ids,
- *   TW_ARM_CHUNK, TW_READ_CHUNK, TW_DUMP_CHUNK entries) or one batch of
- *   expiry (TW_EXPIRE_BATCH nodes), and a few entries of an index resize.
+ * - Every hold is bounded (TW_HOLD_*): at most one chunk of a call
+ *   (TW_HOLD_IDS ids, TW_HOLD_ARMS, TW_HOLD_EVENTS, TW_HOLD_DUMP entries)
+ *   or of expiry (TW_HOLD_NODES nodes), and a few entries of an index
+ *   resize.
  * - The expiry is the callers': the hrtimer only sets wh->due and wakes;
  *   a call that enters the wheel (tw_enter()) runs it, at its priority and
  *   charged to its cgroup.  The work item does what no call may be there
@@ -97,13 +98,13 @@ struct twheel_stats;
 struct tw_user;
 
 /*
- * The work item's budget: at most TW_WORK_HOLDS holds of TW_EXPIRE_BATCH
+ * The work item's budget: at most TW_WORK_HOLDS holds of TW_HOLD_NODES
  * index entries a run, and a run every TW_WORK_DELAY while a resize is
- * left to it; TW_WORK_NODES nodes of expiry each time the hrtimer finds
- * it due while events are unread (tw_work_fn()).
+ * left to it; one hold of TW_HOLD_WORK_NODES nodes of expiry each time the
+ * hrtimer finds it due while events are unread (tw_work_fn()).
  */
 #define TW_WORK_HOLDS		16
-#define TW_WORK_NODES		TW_CHUNK
+#define TW_HOLD_WORK_NODES	TW_HOLD_IDS
 #define TW_WORK_DELAY		max(1UL, msecs_to_jiffies(10))
 
 struct twheel {

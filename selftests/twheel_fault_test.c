@@ -175,7 +175,7 @@ static bool fi_injected(struct fi *f)
 
 /* ------------------------------------------------------------ the model */
 
-#define NIDS		100	/* > TW_CHUNK and > 6 ARM chunks */
+#define NIDS		100	/* > TW_HOLD_IDS and > 6 ARM chunks */
 #define NENT		(2 * NIDS)
 #define OLD_ID(i)	(0x1000ULL + (uint64_t)(i) * 7919)
 #define NEW_ID(i)	((0xA5ULL << 56) + (uint64_t)(i) * 104729)

@@ -3,11 +3,11 @@
  * Contender "inproc": the module's wheel and index (kmod/wheel.c and index.c,
  * built with the user-space shims of tools/include) driven in this process
  * the way the module drives them, with the core's batches and policies:
- * chunks of TW_CHUNK touches with one clock read each, index lookup or
+ * chunks of TW_HOLD_IDS touches with one clock read each, index lookup or
  * insert, then tw_wheel_set() (a later deadline of an armed id is written
  * to its index entry only; a touch of a queued id discards its event and
  * re-arms the id), the index resized incrementally as the core's resize
- * policy says, advance() in batches of TW_EXPIRE_BATCH nodes and a drain
+ * policy says, advance() in batches of TW_HOLD_NODES nodes and a drain
  * of the ready queue that pops each event, looks its entry up, removes it
  * and frees the node.  Nodes come from malloc(), the ready queue's
  * sentinel too.  No lock, no system call: the floor that the module's
@@ -131,7 +131,7 @@ static int ip_arm_abs(struct contender *c, const uint64_t *ids,
 	size_t i = 0;
 
 	while (i < n) {
-		size_t k = n - i < TW_ARM_CHUNK ? n - i : TW_ARM_CHUNK, j;
+		size_t k = n - i < TW_HOLD_ARMS ? n - i : TW_HOLD_ARMS, j;
 		uint64_t now;
 
 		ip_maintain(p, k);
@@ -156,7 +156,7 @@ static int ip_touch(struct contender *c, const uint64_t *ids, size_t n,
 
 	(void)now_unused;
 	while (i < n) {
-		size_t k = n - i < TW_CHUNK ? n - i : TW_CHUNK, j;
+		size_t k = n - i < TW_HOLD_IDS ? n - i : TW_HOLD_IDS, j;
 		uint64_t now, deadline;
 
 		ip_maintain(p, k);
@@ -233,14 +233,14 @@ static int ip_wait(struct contender *c, uint64_t until, struct sink *s)
 			continue;
 		}
 		for (;;) {
-			unsigned int budget = TW_EXPIRE_BATCH;
+			unsigned int budget = TW_HOLD_NODES;
 			uint64_t t0 = mono_ns(), held;
 			bool more = tw_wheel_advance(&p->w, t0, &budget);
 
 			held = mono_ns() - t0;
 			if (held > p->hold_max)
 				p->hold_max = held;
-			free(tw_index_migrate(&p->x, TW_EXPIRE_BATCH));
+			free(tw_index_migrate(&p->x, TW_HOLD_NODES));
 			if (!more)
 				break;
 		}

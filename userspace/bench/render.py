@@ -377,8 +377,8 @@ def targets(d, rows, guest):
         out.append([
             "{} ids expiring in one tick delivered through read() with no "
             "lock held for more than a bounded batch".format(nfmt(bn)),
-            "bound: ≤ {} nodes per expiry lock hold (TW_EXPIRE_BATCH), ≤ {} "
-            "events per read() lock hold (TW_READ_CHUNK); longest expiry hold "
+            "bound: ≤ {} nodes per expiry lock hold (TW_HOLD_NODES), ≤ {} "
+            "events per read() lock hold (TW_HOLD_EVENTS); longest expiry hold "
             "measured {} ms".format(eb, rc, fmt(hold.med / 1e6)),
             "longest hold = {}% of the {} s burst".format(
                 fmt(100 * hold.med / 1e9 / allr.med, 2), fmt(allr.med)),

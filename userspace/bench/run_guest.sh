@@ -113,10 +113,10 @@ echo 1000000000 > /proc/sys/fs/epoll/max_user_watches 2> /dev/null
 kmod_define() { # NAME
 	sed -n "s/^#define $1[^0-9]*\([0-9]*\).*/\1/p" kmod/*.h kmod/*.c | head -n 1
 }
-expire_batch=$(kmod_define TW_EXPIRE_BATCH)
-read_chunk=$(kmod_define TW_READ_CHUNK)
+expire_batch=$(kmod_define TW_HOLD_NODES)
+read_chunk=$(kmod_define TW_HOLD_EVENTS)
 [ -n "$expire_batch" ] && [ -n "$read_chunk" ] ||
-	{ echo "bench: TW_EXPIRE_BATCH or TW_READ_CHUNK not found in kmod/"; exit 1; }
+	{ echo "bench: TW_HOLD_NODES or TW_HOLD_EVENTS not found in kmod/"; exit 1; }
 
 : > "$res"
 : > "$out/bench-stderr.log"
