@@ -19,6 +19,10 @@
 # make bench        the benchmarks in the QEMU guest (about 15 minutes):
 #                   docs/bench/results.md and its plots
 # make lint         checkpatch --strict, sparse C=2, W=1, kernel-doc
+# make series       the patch series for mainline into out/series (cover
+#                   letter and patches), applied to sid's linux-source-7.2
+#                   and checked there: checkpatch --strict per patch, the
+#                   in-tree build per patch, W=1 and sparse, the selftests
 # make install      module into /lib/modules/<kver>/extra (INSTALL_MOD_PATH),
 #                   depmod, udev rule, modules-load.d entry, uapi header and
 #                   the user-space parts (DESTDIR, PREFIX)
@@ -71,7 +75,7 @@ has_btf = readelf -S -W $(1) 2>/dev/null | grep -q ' \.BTF '
 
 .PHONY: all modules clean lint check deps install uninstall \
 	dkms-install dkms-uninstall dkms-src userspace demo check-debug bench deb \
-	check-debug-rt fuzz
+	check-debug-rt fuzz series
 
 all: modules
 
@@ -105,6 +109,9 @@ deps:
 
 lint: deps
 	scripts/lint.sh
+
+series: deps
+	scripts/series.sh
 
 check:
 	scripts/check.sh

@@ -274,7 +274,7 @@ static int tw_open(struct inode *inode, struct file *file)
 	struct tw_node *sentinel;
 	u64 secret[TW_SECRET_WORDS];
 
-	wh = kzalloc(sizeof(*wh), GFP_KERNEL_ACCOUNT);
+	wh = kzalloc_obj(*wh, GFP_KERNEL_ACCOUNT);
 	tab = tw_tab_alloc(TW_IDX_MIN, GFP_KERNEL_ACCOUNT);
 	sentinel = tw_node_alloc(0, GFP_KERNEL_ACCOUNT);
 	if (!wh || !tab || !sentinel)

@@ -100,7 +100,7 @@ again:
 		return new;
 	}
 	spin_unlock(&tw_users_lock);
-	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	new = kzalloc_obj(*new, GFP_KERNEL_ACCOUNT);
 	if (!new)
 		return NULL;
 	new->uid = uid;

@@ -2237,4 +2237,3 @@ void twm_counts(const unsigned long *count, char *buf, size_t size)
 		len += snprintf(buf + len, size - len, "%s%s %lu",
 				k ? ", " : "", twm_count_name[k], count[k]);
 }
-

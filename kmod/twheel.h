@@ -274,9 +274,24 @@ void tw_user_put(struct tw_user *u);
 int tw_charge(struct twheel *wh);
 void tw_uncharge(struct twheel *wh, long n);
 
-/* bpf.c */
+/* bpf.c; without CONFIG_TWHEEL_BPF, TWHEEL_IOC_BPF_HANDLE is unsupported */
+#if IS_ENABLED(CONFIG_TWHEEL_BPF)
 void tw_bpf_init(void);
 int tw_ioc_bpf_handle(struct twheel *wh, u64 __user *arg);
 void tw_bpf_unexport(struct twheel *wh);
+#else
+static inline void tw_bpf_init(void)
+{
+}
+
+static inline int tw_ioc_bpf_handle(struct twheel *wh, u64 __user *arg)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void tw_bpf_unexport(struct twheel *wh)
+{
+}
+#endif
 
 #endif /* _TWHEEL_H */

@@ -13,6 +13,7 @@
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
 #include <linux/hrtimer.h>
+#include <linux/slab.h>
 #include <linux/version.h>
 #include <linux/workqueue.h>
 
@@ -70,6 +71,16 @@ hrtimer_setup(struct hrtimer *timer,
 #endif
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
 #define __bpf_kfunc		__used noinline
+#endif
+
+/*
+ * "slab: Introduce kmalloc_obj() and family": an allocation named by the
+ * object it is for, kzalloc_obj(*p, gfp), which the newest kernel's
+ * checkpatch asks for.  Debian's 6.12 has it from the stable series, so
+ * it is tested by name, not by version.  Needed by 6.1.
+ */
+#ifndef kzalloc_obj
+#define kzalloc_obj(p, gfp)	kzalloc(sizeof(p), gfp)
 #endif
 
 /*

@@ -44,6 +44,9 @@ packages=(
 	xz-utils
 	sparse
 	python3
+	# checkpatch.pl's SPDX check (scripts/spdxcheck.py) in the series (make series)
+	python3-ply
+	python3-git
 	dkms
 	libsqlite3-dev
 	sqlite3

@@ -240,17 +240,31 @@ static const struct bad_cfg {
 static void apply_bad(struct twheel_config *c, const struct bad_cfg *b)
 {
 	switch (b->field) {
-	case F_TICK: c->tick_ns = b->val; break;
-	case F_TIMEOUT: c->timeout_ns = b->val; break;
-	case F_MAXIDS: c->max_ids = b->val; break;
-	case F_CLOCK: c->clockid = (__u32)b->val; break;
-	case F_FLAGS: c->flags = (__u32)b->val; break;
-	case F_RES: c->reserved[b->idx] = b->val; break;
+	case F_TICK:
+		c->tick_ns = b->val;
+		break;
+	case F_TIMEOUT:
+		c->timeout_ns = b->val;
+		break;
+	case F_MAXIDS:
+		c->max_ids = b->val;
+		break;
+	case F_CLOCK:
+		c->clockid = (__u32)b->val;
+		break;
+	case F_FLAGS:
+		c->flags = (__u32)b->val;
+		break;
+	case F_RES:
+		c->reserved[b->idx] = b->val;
+		break;
 	}
 }
 
-/* Every invalid value fails EINVAL, on an empty fd and on one with ids,
- * and leaves the configuration as it was. */
+/*
+ * Every invalid value fails EINVAL, on an empty fd and on one with ids,
+ * and leaves the configuration as it was.
+ */
 TEST(config_einval)
 {
 	struct twheel_config base, c, now;

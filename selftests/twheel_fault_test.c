@@ -183,14 +183,14 @@ static bool fi_injected(struct fi *f)
 #define MAX_N		3000	/* fault points tried per operation, at most */
 
 /* One id: state 0 (absent), TWHEEL_STATE_ARMED or _EXPIRED. */
-struct ment {
+struct model_ent {
 	uint64_t id, lo, hi, data;	/* deadline in [lo, hi] */
 	unsigned int st;
 };
 
 /* entries 0..NIDS-1: OLD_ID(i), NIDS..NENT-1: NEW_ID(i) */
 struct model {
-	struct ment e[NENT];
+	struct model_ent e[NENT];
 	int q[NENT];			/* the ready queue, entry indexes */
 	int nq;
 	struct twheel_config cfg;
@@ -215,7 +215,7 @@ static void m_init(struct model *m)
 static void m_set(struct model *m, int i, unsigned int st, uint64_t lo,
 		  uint64_t hi, uint64_t data)
 {
-	struct ment *e = &m->e[i];
+	struct model_ent *e = &m->e[i];
 	int k;
 
 	if (e->st == TWHEEL_STATE_EXPIRED) {
@@ -267,7 +267,7 @@ static void m_touch(struct model *m, int i, uint64_t t0, uint64_t t1)
 } while (0)
 
 /* An event or a DUMP entry against model entry @e. */
-static bool ev_ok(const struct ment *e, uint64_t id, uint64_t data,
+static bool ev_ok(const struct model_ent *e, uint64_t id, uint64_t data,
 		  uint64_t deadline)
 {
 	return e->st && e->id == id && e->data == data &&
@@ -285,7 +285,7 @@ static bool m_check(struct __test_metadata *_metadata, const char *op,
 	int i, ret;
 
 	for (i = 0; i < NENT; i++) {
-		const struct ment *e = &m->e[i];
+		const struct model_ent *e = &m->e[i];
 
 		ret = query(fd, e->id, &q);
 		if (!e->st) {
@@ -334,7 +334,7 @@ static bool m_finish(struct __test_metadata *_metadata, const char *op,
 		CHECK(r == (ssize_t)(m->nq * EVSZ), "read %zd, %d queued: %s", r,
 		      m->nq, strerror(errno));
 		for (k = 0; k < m->nq; k++) {
-			const struct ment *e = &m->e[m->q[k]];
+			const struct model_ent *e = &m->e[m->q[k]];
 
 			CHECK(ev_ok(e, ev[k].id, ev[k].data, ev[k].deadline_ns) &&
 			      ev[k].expired_ns >= ev[k].deadline_ns,
@@ -652,7 +652,7 @@ static bool op_read(OP_ARGS)
 	CHECK(all_bytes((char *)ev + ret, 0xAA, sizeof(ev) - ret),
 	      "read wrote beyond its %zd bytes", ret);
 	for (k = 0; k < ret / (ssize_t)EVSZ; k++) {
-		const struct ment *e = &m.e[m.q[0]];
+		const struct model_ent *e = &m.e[m.q[0]];
 
 		CHECK(ev_ok(e, ev[k].id, ev[k].data, ev[k].deadline_ns) &&
 		      ev[k].expired_ns >= ev[k].deadline_ns,
