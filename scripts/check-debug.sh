@@ -52,9 +52,21 @@ module_tree "$build"
 make -C "$dk" M="$build" W=1 C=2 modules > "$build/build.log" 2>&1
 build_rc=$?
 if grep -E 'warning:|error:' "$build/build.log"; then
-	not_ok "debug build of the module (with the KUnit suite) is W=1 and sparse clean"
+	not_ok "debug build of the module (with the KUnit suite) is W=1 clean"
 else
-	ok "debug build of the module (with the KUnit suite) is W=1 and sparse clean"
+	ok "debug build of the module (with the KUnit suite) is W=1 clean"
+fi
+# Kbuild drops C=2 when sparse is too old for the kernel: Debian's sparse
+# 0.6.4 lacks __typeof_unqual__, which 7.2 uses, so there the check is a
+# skip, not a pass (make lint runs sparse on the same sources on 6.1 and
+# 6.12).
+if grep -q 'sparse is not available or not up to date' "$build/build.log"; then
+	skip "debug build of the module is sparse clean" \
+		"$(sparse --version 2>/dev/null || echo sparse) is too old for this kernel"
+elif grep -q '^  CHECK ' "$build/build.log"; then
+	ok "debug build of the module is sparse clean (C=2)"
+else
+	not_ok "debug build of the module ran sparse (no CHECK line)"
 fi
 if [ $build_rc -ne 0 ] || ! make -s -C selftests || ! make -s -C selftests m32 ||
 	! make -s -C userspace || ! make -s -C userspace/bench ||
