@@ -50,16 +50,9 @@ n=$(echo "$names" | wc -l)
 norun=
 [ -e /dev/twheel ] && norun="/dev/twheel is here: the suites would run for real"
 
-t() { # DESCRIPTION LOG COMMAND...: a TAP line; the log's end on failure
-	local desc=$1 out=$log/$2
-	shift 2
-	if "$@" > "$out" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$out" | tail -n 20
-		return 1
-	fi
+t() { # DESCRIPTION LOG COMMAND...: tap_cmd, with its log in $log/LOG
+	tap_log=$log/$2
+	tap_cmd "$1" "${@:3}"
 }
 
 ksrc=$(scripts/ksrc.sh) || tap_bail_out ksft-dropin 1 "scripts/ksrc.sh failed"

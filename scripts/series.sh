@@ -558,16 +558,9 @@ git -C "$gen" log --reverse --format=%s "$basec..HEAD" | sed 's/^/#   /'
 # --- the verification, in a fresh clone -------------------------------------
 
 set +e
-t() { # DESCRIPTION LOG COMMAND...: a TAP line; the log's end on failure
-	local desc=$1 f=$log/$2
-	shift 2
-	if "$@" > "$f" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$f" | tail -n 30
-		return 1
-	fi
+t() { # DESCRIPTION LOG COMMAND...: tap_cmd, with its log in $log/LOG
+	tap_log=$log/$2
+	tap_cmd "$1" "${@:3}"
 }
 
 elapsed() {
