@@ -62,7 +62,7 @@ fi
 # 6.12).
 if grep -q 'sparse is not available or not up to date' "$build/build.log"; then
 	skip "debug build of the module is sparse clean" \
-		"$(sparse --version 2>/dev/null || echo sparse) is too old for this kernel"
+		"sparse $(sparse --version 2>/dev/null) is too old for this kernel"
 elif grep -q '^  CHECK ' "$build/build.log"; then
 	ok "debug build of the module is sparse clean (C=2)"
 else
