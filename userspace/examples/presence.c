@@ -1138,61 +1138,55 @@ struct verdict {
 };
 
 /*
- * Clients held back by a loaded machine send late, and a stalled service
- * reads late: a user whose last heartbeat (or activity) was touched so
- * late that the deadline it set, plus a tick and the slack, falls after
- * the service stopped reading (the end of the run and its --max-late-ms of
- * settling) cannot have gone offline (away) while it read, though the
- * plan, which assumed everyone on time, says it must.  Such a miss is
- * excused: the deadline is computed from the touch (last_touch(): the
- * service's, or the XDP program's), so the excuse covers the lateness of
- * the clients and of the service, never the wheel's.  An active user sent offline for a late
- * heartbeat (excused once the clients fell a timeout behind, ok_act) is
- * cancelled from the away wheel: its missing away is excused alike.  A run
- * whose clients were so late that most of the plan's transitions are
- * excused tested too little, and fails.
+ * The misses that are not the wheel's, each user's classified once.
+ *
+ * Never heard from: UDP loses datagrams on a loaded machine, and a
+ * service that does not run for a while (a host that does not schedule
+ * its CPU) finds its socket buffer full, and the kernel drops what comes
+ * next.  A silent user whose heartbeats all got lost never reached the
+ * service (it cannot go offline), an idle user whose login got lost was
+ * never active (it cannot go away).  Such misses are excused, each by one
+ * datagram the network counted as dropped (the service's socket, the
+ * devices of both ends): more of them than drops, or any other miss, fails
+ * the run.  A heartbeat that reached the service and was lost after that
+ * still fails it.
+ *
+ * Heard too late: clients held back by a loaded machine send late, and a
+ * stalled service reads late.  A user whose last heartbeat (or activity)
+ * was touched so late that the deadline it set, plus a tick and the slack,
+ * falls after the service stopped reading (the end of the run and its
+ * --max-late-ms of settling) cannot have gone offline (away) while it
+ * read, though the plan, which assumed everyone on time, says it must.
+ * The deadline is computed from the touch (last_touch(): the service's,
+ * or the XDP program's), so the excuse covers the lateness of the clients
+ * and of the service, never the wheel's.  An active user sent offline for
+ * a late heartbeat (excused once the clients fell a timeout behind,
+ * ok_act, so after v->lagged is known) is cancelled from the away wheel:
+ * its missing away is excused alike.  A run that excuses most of the
+ * plan's transitions that way tested too little, and fails (verify()).
  */
-static void late_clients(const struct service *sv, struct verdict *v)
+static void excused(const struct service *sv, struct verdict *v)
 {
 	const struct opts *o = sv->o;
 	/* when the service stopped reading, less what an event may be late */
 	uint64_t t_stop = sv->t0 + sv->wall_ns - o->tick_ns - o->slack_ns;
 
-	v->late_off = 0;
-	v->late_away = 0;
-	for (uint64_t u = 0; u < o->users; u++) {
-		if ((kind[u] & K_SILENT) && !n_offline[u] && state[u] != ST_NEW &&
-		    last_touch(sv, u, 0) + o->timeout_ns > t_stop)
-			v->late_off++;
-		if ((kind[u] & K_AWAYEXP) && !n_away[u] && last_act[u] &&
-		    (last_touch(sv, u, 1) + o->away_ns > t_stop ||
-		     (n_offline[u] && v->lagged)))
-			v->late_away++;
-	}
-}
-
-/*
- * UDP loses datagrams on a loaded machine: a service that does not run for
- * a while (a host that does not schedule its CPU) finds its socket buffer
- * full, and the kernel drops what comes next.  A login lost that way is
- * not the wheel's to report: a silent user whose heartbeats all got lost
- * never reached the service (it cannot go offline), an idle user whose
- * login got lost was never active (it cannot go away).  Such misses are
- * excused, each by one datagram the network counted as dropped (the
- * service's socket, the devices of both ends): more of them than drops,
- * or any other miss, fails the run.  A heartbeat that reached the service
- * and was lost after that still fails it.
- */
-static void unheard(const struct service *sv, struct verdict *v)
-{
 	v->lost = sv->sock_drops + sv->dev_drops + sv->client_drops;
-	v->unheard_off = 0;
-	v->unheard_away = 0;
-	for (uint64_t u = 0; u < sv->o->users; u++) {
-		if ((kind[u] & K_SILENT) && !n_offline[u] && state[u] == ST_NEW)
-			v->unheard_off++;
-		if ((kind[u] & K_AWAYEXP) && !n_away[u] && !last_act[u])
-			v->unheard_away++;
+	v->unheard_off = v->unheard_away = v->late_off = v->late_away = 0;
+	for (uint64_t u = 0; u < o->users; u++) {
+		if ((kind[u] & K_SILENT) && !n_offline[u]) {
+			if (state[u] == ST_NEW)
+				v->unheard_off++;
+			else if (last_touch(sv, u, 0) + o->timeout_ns > t_stop)
+				v->late_off++;
+		}
+		if ((kind[u] & K_AWAYEXP) && !n_away[u]) {
+			if (!last_act[u])
+				v->unheard_away++;
+			else if (last_touch(sv, u, 1) + o->away_ns > t_stop ||
+				 (n_offline[u] && v->lagged))
+				v->late_away++;
+		}
 	}
 }
 
@@ -1203,7 +1197,6 @@ static void verify(const struct service *sv, const struct expect *x,
 
 	v->miss_off = x->silent - sv->silent_off;
 	v->miss_away = x->idle_away - sv->idle_away;
-	unheard(sv, v);
 	v->tick_slack = o->tick_ns + o->slack_ns;
 	v->late_k = hist_count_above(&sv->late_k_off, v->tick_slack) +
 		    hist_count_above(&sv->late_k_away, v->tick_slack);
@@ -1221,7 +1214,7 @@ static void verify(const struct service *sv, const struct expect *x,
 	 * behind their schedule (less 250 ms for datagrams in flight).
 	 */
 	v->lagged = ss->max_behind_ns + 250 * NSEC_PER_MSEC >= o->timeout_ns - o->interval_ns;
-	late_clients(sv, v);
+	excused(sv, v);
 	v->ok_lost = v->unheard_off + v->unheard_away <= v->lost;
 	v->ok_off = v->miss_off == v->unheard_off + v->late_off && sv->dup_off == 0 &&
 		    v->late_off * 2 <= x->silent && v->ok_lost;
