@@ -83,9 +83,10 @@ static void tw_trace_expired(struct twheel *wh, struct tw_node *mark)
 }
 
 /*
- * One bounded hold of expiry work: advance the wheel to now by at most
- * @nodes nodes, and migrate as many index entries if a resize is under
- * way.  Returns true if due work remains.
+ * One bounded hold of the expiry the hrtimer found due: advance the wheel
+ * to now by at most @nodes nodes, and migrate as many index entries if a
+ * resize is under way.  Returns true if due work remains; else it is no
+ * longer due.
  */
 static bool tw_expire_batch(struct twheel *wh, bool wake, unsigned int nodes)
 {
@@ -95,6 +96,7 @@ static bool tw_expire_batch(struct twheel *wh, bool wake, unsigned int nodes)
 	u64 now, held, t0 = ktime_get_ns();
 	bool more;
 
+	wh->timer_at = KTIME_MAX;	/* it fired */
 	wh->runs++;
 	now = tw_now(wh);
 	more = tw_wheel_advance(&wh->w, now, &budget);
@@ -115,6 +117,15 @@ static bool tw_expire_batch(struct twheel *wh, bool wake, unsigned int nodes)
 	held = ktime_get_ns() - t0;
 	wh->hold_max = max(wh->hold_max, held);
 	trace_twheel_tick(wh->wid, now, expired, nodes - budget, held, more);
+	if (!more)
+		/*
+		 * After the events: a waiter that reads due false (tw_due())
+		 * then sees them.  A fire since then that this clears is not
+		 * lost: tw_rearm() starts the hrtimer again for its slot, now
+		 * due at once.
+		 */
+		/* pairs with the smp_load_acquire() of tw_due() */
+		smp_store_release(&wh->due, false);
 	return more;
 }
 
@@ -136,18 +147,8 @@ void tw_run_due(struct twheel *wh, bool all, bool wake)
 {
 	lockdep_assert_held(&wh->lock);
 	while (READ_ONCE(wh->due) && !wh->closing) {
-		wh->timer_at = KTIME_MAX;	/* it fired */
-		if (!tw_expire_batch(wh, wake, TW_HOLD_NODES)) {
-			/*
-			 * After the events: a waiter that reads due false
-			 * (tw_due()) then sees them.  A fire since then that
-			 * this clears is not lost: tw_rearm() starts the
-			 * hrtimer again for its slot, now due at once.
-			 */
-			/* pairs with the smp_load_acquire() of tw_due() */
-			smp_store_release(&wh->due, false);
+		if (!tw_expire_batch(wh, wake, TW_HOLD_NODES))
 			break;
-		}
 		if (!all && tw_has_events(wh))
 			break;
 		tw_relock(wh);
@@ -187,12 +188,8 @@ static void tw_work_fn(struct work_struct *work)
 	 * again); else it waits for the owner's next call.
 	 */
 	if (READ_ONCE(wh->due) && tw_has_events(wh) && !wh->closing) {
-		wh->timer_at = KTIME_MAX;
 		expired = wh->expirations;
-		if (!tw_expire_batch(wh, true, TW_HOLD_WORK_NODES))
-			/* pairs with the smp_load_acquire() of tw_due() */
-			smp_store_release(&wh->due, false);
-		else
+		if (tw_expire_batch(wh, true, TW_HOLD_WORK_NODES))
 			hand_over = wh->expirations == expired;
 	} else if (READ_ONCE(wh->due) && !wh->closing) {
 		/*

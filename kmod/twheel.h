@@ -63,7 +63,7 @@
  * are queued before due is cleared, with release and acquire, so a waiter
  * that sees due clear sees the events:
  *
- *   tw_run_due(), wh->lock held         read() or poll(), no lock
+ *   tw_expire_batch(), wh->lock held    read() or poll(), no lock
  *   ---------------------------------   ---------------------------------
  *   queue events: w.nr_ready += n
  *   smp_store_release(&wh->due, false)
@@ -195,11 +195,11 @@ static inline bool tw_has_events(struct twheel *wh)
 
 /*
  * Whether expiry is due, for a waiter: read before tw_has_events(), as
- * tw_run_due() clears it after queueing the events.
+ * tw_expire_batch() clears it after queueing the events.
  */
 static inline bool tw_due(struct twheel *wh)
 {
-	/* pairs with the smp_store_release() of tw_run_due() */
+	/* pairs with the smp_store_release() of tw_expire_batch() */
 	return smp_load_acquire(&wh->due);
 }
 
